@@ -1,0 +1,198 @@
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#elseif canImport(ucrt)
+  import ucrt
+#endif
+
+/// The entry points of ChainBind: start chains, unbind, and inspect the registry.
+///
+/// A chain starts from a head property with ``inout(_:_:)`` or ``in(_:_:)``; its value type is
+/// the head's type and its current value the head's value. Members, filters and sinks are then
+/// added with the methods of ``Chain``.
+///
+/// ```swift
+/// Bind.inout(lottery, \.winCode)
+///   .out(winCodeLabel, \.text)
+///   .inout(winCodeField, \.text, on: .editingChanged)
+///   .filter { $0.count <= 3 }
+/// // winCodeLabel.text == "666", winCodeField.text == "666"
+/// ```
+public enum Bind {
+  /// Starts a chain from a property that sends and receives, or joins the chain it is in.
+  ///
+  /// The property should be `@Bound`; otherwise ChainBind reports
+  /// ``BindingError/Cause/notObservable`` and the property only receives. When the property
+  /// already belongs to a chain of the same value type, the call returns that chain (same
+  /// ``Chain/code``); when that chain has another type, the property moves to a new chain.
+  ///
+  /// ```swift
+  /// let chain = Bind.inout(lottery, \.sn).out(snLabel, \.text)   // snLabel.text == "1"
+  /// lottery.sn = 2                                                // snLabel.text == "2"
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property. Its type is the chain's value type.
+  /// - Returns: The chain.
+  @discardableResult
+  public static func `inout`<Object: AnyObject, Value>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
+  ) -> Chain<Value> {
+    Chain(core: .makeHead(object, keyPath, role: .inout, source: .property))
+  }
+
+  /// Starts a chain from a property that only sends, or joins the chain it is in.
+  ///
+  /// The chain takes the property's value as its current value but never writes the property
+  /// (except to revert a change a filter rejected, when the key path is writable).
+  ///
+  /// ```swift
+  /// Bind.in(sensor, \.reading).out(label, \.text)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, which should be `@Bound`.
+  /// - Returns: The chain.
+  @discardableResult
+  public static func `in`<Object: AnyObject, Value>(
+    _ object: Object, _ keyPath: KeyPath<Object, Value>
+  ) -> Chain<Value> {
+    Chain(core: .makeHead(object, keyPath, role: .in, source: .property))
+  }
+
+  /// Starts a chain from a control's property that sends when the control sends `event`, and
+  /// receives the chain's changes.
+  ///
+  /// ```swift
+  /// Bind.inout(slider, \.value, on: .valueChanged).out(label, \.text)
+  /// slider.value = 0.5; slider.controlEvents.send(.valueChanged)   // label.text == "0.5"
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property.
+  ///   - event: The event after which the chain reads the property.
+  /// - Returns: The chain.
+  @discardableResult
+  public static func `inout`<Control: ControlEventSource, Value>(
+    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Value>,
+    on event: Control.Event
+  ) -> Chain<Value> {
+    Chain(core: .makeHead(control, keyPath, role: .inout, source: .subscribing(control, event)))
+  }
+
+  /// Starts a chain from a control's property that only sends, when the control sends `event`.
+  ///
+  /// ```swift
+  /// Bind.in(searchField, \.text, on: .editingChanged).out(key: "search") { query in search(query) }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property.
+  ///   - event: The event after which the chain reads the property.
+  /// - Returns: The chain.
+  @discardableResult
+  public static func `in`<Control: ControlEventSource, Value>(
+    _ control: Control, _ keyPath: KeyPath<Control, Value>, on event: Control.Event
+  ) -> Chain<Value> {
+    Chain(core: .makeHead(control, keyPath, role: .in, source: .subscribing(control, event)))
+  }
+
+  /// Removes every membership of an object, in whatever chains.
+  ///
+  /// A chain left without a sending member is released.
+  ///
+  /// ```swift
+  /// Bind.unbind(cell)   // before reusing a cell
+  /// ```
+  ///
+  /// - Parameter object: The object whose properties to unbind.
+  /// - Complexity: O(*m*), where *m* is the number of members of the chains it touches.
+  public static func unbind(_ object: AnyObject) {
+    Registry.current.unbind(object)
+  }
+
+  /// Removes one property's membership.
+  ///
+  /// ```swift
+  /// Bind.unbind(label, \.text)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property.
+  ///   - keyPath: The property, spelled as when it was bound.
+  /// - Complexity: O(*m*), where *m* is the number of members of its chain.
+  public static func unbind<Object: AnyObject, Value>(
+    _ object: Object, _ keyPath: KeyPath<Object, Value>
+  ) {
+    Registry.current.unbind(object, keyPath: keyPath)
+  }
+
+  /// Releases a whole chain: its members, filters and sinks.
+  ///
+  /// ```swift
+  /// Bind.unbind(chain.code)   // chain.isActive == false
+  /// ```
+  ///
+  /// - Parameter code: The chain's code.
+  /// - Complexity: O(*m*), where *m* is the number of the chain's members.
+  public static func unbind(_ code: ChainCode) {
+    let registry = Registry.current
+    if let chain = registry.chain(for: code) { chain.registry.release(chain) }
+  }
+
+  /// The number of chains alive in the process.
+  ///
+  /// ```swift
+  /// let before = Bind.activeChainCount
+  /// let chain = Bind.inout(model, \.value)       // before + 1
+  /// chain.unbind()                               // before
+  /// ```
+  public static var activeChainCount: Int { Registry.current.activeChainCount }
+
+  /// Handles the errors of chains that have no ``Chain/onError(_:)`` handler.
+  ///
+  /// By default it writes ``BindingError/description`` as one line to standard error. Replace it
+  /// to send errors to your logger; set it once, early.
+  ///
+  /// ```swift
+  /// Bind.fallbackErrorHandler = { error in logger.warning("\(error)") }
+  /// ```
+  public static var fallbackErrorHandler: @Sendable (BindingError) -> Void {
+    get { fallbackHandler.withLock { $0 } }
+    set { fallbackHandler.withLock { $0 = newValue } }
+  }
+
+  private static let fallbackHandler = Mutex<@Sendable (BindingError) -> Void>(
+    writeToStandardError)
+}
+
+@Sendable private func writeToStandardError(_ error: BindingError) {
+  var line = error.description
+  line.append("\n")
+  line.withUTF8 { bytes in
+    guard let base = bytes.baseAddress else { return }
+    var offset = 0
+    while offset < bytes.count {
+      let written = write(2, base + offset, bytes.count - offset)
+      if written <= 0 { return }
+      offset += written
+    }
+  }
+}
+
+extension ChainCore.Source {
+  static func subscribing<Control: ControlEventSource>(
+    _ control: Control, _ event: Control.Event
+  ) -> Self {
+    .control { [weak control] member in control?.controlEvents.subscribe(member, to: event) }
+  }
+}

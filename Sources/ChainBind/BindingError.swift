@@ -1,0 +1,76 @@
+/// An error in a chain: which chain, which member, and what failed.
+///
+/// ChainBind never crashes and never writes a made-up value. When something cannot be done,
+/// it reports a `BindingError` to the chain's ``Chain/onError(_:)`` handler, or, without one,
+/// to ``Bind/fallbackErrorHandler``, which writes one line to standard error by default.
+///
+/// ```swift
+/// Bind.inout(model, \.count)
+///   .onError { print($0) }
+///   .inout(field, \.text, on: .editingChanged)
+/// field.text = "12a"; field.controlEvents.send(.editingChanged)
+/// // ChainBind: chain Model.count#3, member Field.text: cannot convert "12a" (String) to Int;
+/// //   the change was dropped and the member keeps its value
+/// ```
+public struct BindingError: Error, Sendable, CustomStringConvertible {
+  /// What went wrong.
+  public enum Cause: Sendable, Hashable, CustomStringConvertible {
+    /// The member was bound to send (`in` or `inout`) but nothing tells ChainBind when it
+    /// changes: it is neither `@Bound` nor a control bound with `on:`. It only receives.
+    case notObservable
+    /// The member was bound to send but is not observable, and its key path is read-only, so it
+    /// cannot receive either. It was not bound.
+    case notObservableOrWritable
+    /// Converting the chain's value into the member's type failed. The member was not written;
+    /// the other members were.
+    case conversionFailed(value: String, from: String, to: String)
+    /// Converting the member's value into the chain's type failed (or `back:` returned `nil`).
+    /// The change was dropped; the chain keeps its value and the member keeps what it holds.
+    case backConversionFailed(value: String, from: String, to: String)
+    /// The chain was already unbound, so nothing was added to it.
+    case chainInactive
+
+    /// A sentence that says what failed and what ChainBind did about it.
+    public var description: String {
+      switch self {
+      case .notObservable:
+        return "cannot send changes: it is neither @Bound nor a control bound with on:;"
+          + " it only receives"
+      case .notObservableOrWritable:
+        return "cannot send changes (neither @Bound nor a control bound with on:)"
+          + " and its key path is read-only; it was not bound"
+      case .conversionFailed(let value, let from, let to):
+        return "cannot convert \(value) (\(from)) to \(to); the member was not written"
+      case .backConversionFailed(let value, let from, let to):
+        return "cannot convert \(value) (\(from)) to \(to);"
+          + " the change was dropped and the member keeps its value"
+      case .chainInactive:
+        return "the chain is no longer active (it was unbound); nothing was added"
+      }
+    }
+  }
+
+  /// The chain the error happened in.
+  public let chain: ChainCode
+  /// The member: its type and key path (`Lottery.winCode`), or a keyed sink (`out(key: "flash")`).
+  public let member: String
+  /// What went wrong.
+  public let cause: Cause
+
+  /// Creates an error report.
+  ///
+  /// - Parameters:
+  ///   - chain: The chain the error happened in.
+  ///   - member: The member, as its type and key path.
+  ///   - cause: What went wrong.
+  public init(chain: ChainCode, member: String, cause: Cause) {
+    self.chain = chain
+    self.member = member
+    self.cause = cause
+  }
+
+  /// One line naming chain, member and cause.
+  public var description: String {
+    "ChainBind: chain \(chain), member \(member): \(cause)"
+  }
+}

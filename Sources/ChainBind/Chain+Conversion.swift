@@ -1,0 +1,280 @@
+// Members whose type differs from the chain's, converted automatically (DESIGN §4.2), and
+// Boolean members bound negated (DESIGN §4.4).
+//
+// The converting overloads are @_disfavoredOverload: when the member's type is the chain's
+// type, the plain overloads in Chain.swift win and nothing is converted.
+
+extension Chain where Value: BindConvertible {
+  /// Adds a member of another convertible type that receives the chain's value, converted.
+  ///
+  /// A value that does not convert is not written: ChainBind reports
+  /// ``BindingError/Cause/conversionFailed(value:from:to:)`` and writes the other members.
+  ///
+  /// ```swift
+  /// Bind.inout(lottery, \.sn).out(snLabel, \.text)   // Int -> String: snLabel.text == "1"
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, of any ``BindConvertible`` type.
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @discardableResult
+  public func out<Object: AnyObject, Target: BindConvertible>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .out, source: .property,
+      toMember: automaticConversion(from: Value.self, to: Target.self), fromMember: nil)
+    return self
+  }
+
+  /// Adds a member of another convertible type that sends and receives, converted both ways.
+  ///
+  /// A value that does not convert into the chain's type is dropped with a
+  /// ``BindingError/Cause/backConversionFailed(value:from:to:)``; the member keeps it.
+  ///
+  /// ```swift
+  /// Bind.inout(settings, \.volume)   // Int
+  ///   .inout(volumeField, \.text, on: .editingChanged)   // "7" <-> 7
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, of any ``BindConvertible`` type.
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @discardableResult
+  public func `inout`<Object: AnyObject, Target: BindConvertible>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .inout, source: .property,
+      toMember: automaticConversion(from: Value.self, to: Target.self),
+      fromMember: automaticConversion(from: Target.self, to: Value.self))
+    return self
+  }
+
+  /// Adds a member of another convertible type that only sends, converted into the chain's type.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.count).in(form, \.countText)   // "12" -> 12
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, which should be `@Bound`.
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @discardableResult
+  public func `in`<Object: AnyObject, Target: BindConvertible>(
+    _ object: Object, _ keyPath: KeyPath<Object, Target>
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .in, source: .property,
+      toMember: automaticConversion(from: Value.self, to: Target.self),
+      fromMember: automaticConversion(from: Target.self, to: Value.self))
+    return self
+  }
+
+  /// Adds a control's property of another convertible type that sends on `event` and receives.
+  ///
+  /// ```swift
+  /// Bind.inout(lottery, \.winRate)   // Double
+  ///   .inout(rateField, \.text, on: .editingChanged)   // "0.5" <-> 0.5
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property, of any ``BindConvertible`` type.
+  ///   - event: The event after which the chain reads the property.
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @discardableResult
+  public func `inout`<Control: ControlEventSource, Target: BindConvertible>(
+    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Target>,
+    on event: Control.Event
+  ) -> Chain {
+    core.add(
+      control, keyPath, role: .inout, source: .subscribing(control, event),
+      toMember: automaticConversion(from: Value.self, to: Target.self),
+      fromMember: automaticConversion(from: Target.self, to: Value.self))
+    return self
+  }
+
+  /// Adds a control's property of another convertible type that only sends, on `event`.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.count).in(field, \.text, on: .editingDidEnd)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property, of any ``BindConvertible`` type.
+  ///   - event: The event after which the chain reads the property.
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @discardableResult
+  public func `in`<Control: ControlEventSource, Target: BindConvertible>(
+    _ control: Control, _ keyPath: KeyPath<Control, Target>, on event: Control.Event
+  ) -> Chain {
+    core.add(
+      control, keyPath, role: .in, source: .subscribing(control, event),
+      toMember: automaticConversion(from: Value.self, to: Target.self),
+      fromMember: automaticConversion(from: Target.self, to: Value.self))
+    return self
+  }
+}
+
+extension Chain where Value == Bool {
+  /// Adds a Boolean member that receives the chain's value, negated when `negated` is `true`.
+  ///
+  /// ```swift
+  /// Bind.inout(lottery, \.isWin).out(lamp, \.isDark, negated: true)
+  /// lottery.isWin = true   // lamp.isDark == false
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The Boolean property.
+  ///   - negated: Whether to write `!value`.
+  /// - Returns: This chain.
+  @discardableResult
+  public func out<Object: AnyObject>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Bool>, negated: Bool
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .out, source: .property, toMember: negation(negated),
+      fromMember: nil)
+    return self
+  }
+
+  /// Adds a Boolean member that sends and receives, negated both ways when `negated` is `true`.
+  ///
+  /// ```swift
+  /// Bind.inout(settings, \.isMuted).inout(soundSwitch, \.isOn, on: .valueChanged, negated: true)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The Boolean property.
+  ///   - negated: Whether to apply `!` on the way in and on the way out.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `inout`<Object: AnyObject>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Bool>, negated: Bool
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .inout, source: .property, toMember: negation(negated),
+      fromMember: negation(negated))
+    return self
+  }
+
+  /// Adds a Boolean member that only sends, negated when `negated` is `true`.
+  ///
+  /// ```swift
+  /// Bind.inout(player, \.isPlaying).in(pauseState, \.isPaused, negated: true)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The Boolean property, which should be `@Bound`.
+  ///   - negated: Whether to send `!value`.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `in`<Object: AnyObject>(
+    _ object: Object, _ keyPath: KeyPath<Object, Bool>, negated: Bool
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .in, source: .property, toMember: negation(negated),
+      fromMember: negation(negated))
+    return self
+  }
+
+  /// Adds a control's Boolean property that sends on `event` and receives, negated both ways
+  /// when `negated` is `true`.
+  ///
+  /// ```swift
+  /// Bind.inout(settings, \.isMuted).inout(soundSwitch, \.isOn, on: .valueChanged, negated: true)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's Boolean property.
+  ///   - event: The event after which the chain reads the property.
+  ///   - negated: Whether to apply `!` on the way in and on the way out.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `inout`<Control: ControlEventSource>(
+    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Bool>,
+    on event: Control.Event, negated: Bool
+  ) -> Chain {
+    core.add(
+      control, keyPath, role: .inout, source: .subscribing(control, event),
+      toMember: negation(negated), fromMember: negation(negated))
+    return self
+  }
+
+  /// Adds a member of another convertible type that receives the chain's value, negated when
+  /// `negated` is `true`, then converted.
+  ///
+  /// ```swift
+  /// Bind.inout(lottery, \.isWin).out(loseLabel, \.text, negated: true)   // "true" when not won
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, of any ``BindConvertible`` type.
+  ///   - negated: Whether to convert `!value`.
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @discardableResult
+  public func out<Object: AnyObject, Target: BindConvertible>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>, negated: Bool
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .out, source: .property,
+      toMember: negatedConversion(negated, to: Target.self), fromMember: nil)
+    return self
+  }
+
+  /// Adds a member of another convertible type that sends and receives, negated both ways when
+  /// `negated` is `true`, and converted.
+  ///
+  /// ```swift
+  /// Bind.inout(settings, \.isHidden).inout(form, \.visibleText, negated: true)  // "true" <-> false
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, of any ``BindConvertible`` type.
+  ///   - negated: Whether to apply `!` on the way in and on the way out.
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @discardableResult
+  public func `inout`<Object: AnyObject, Target: BindConvertible>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>, negated: Bool
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .inout, source: .property,
+      toMember: negatedConversion(negated, to: Target.self),
+      fromMember: negatedConversion(negated, from: Target.self))
+    return self
+  }
+}
+
+private func negation(_ negated: Bool) -> (Bool) -> Bool? {
+  negated ? { !$0 } : { $0 }
+}
+
+private func negatedConversion<Target: BindConvertible>(
+  _ negated: Bool, to: Target.Type
+) -> (Bool) -> Target? {
+  { Target(bindPrimitive: (negated ? !$0 : $0).bindPrimitive) }
+}
+
+private func negatedConversion<Source: BindConvertible>(
+  _ negated: Bool, from: Source.Type
+) -> (Source) -> Bool? {
+  { Bool(bindPrimitive: $0.bindPrimitive).map { negated ? !$0 : $0 } }
+}

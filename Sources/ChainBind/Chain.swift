@@ -1,0 +1,378 @@
+/// A chain of members that share one value: a change from any sending member reaches every
+/// receiving member and every sink.
+///
+/// Start a chain with ``Bind``, then add members, filters and sinks. Each method returns the
+/// chain, so a binding reads as one line. `Chain` is a handle: copies name the same chain.
+///
+/// ```swift
+/// Bind.inout(lottery, \.winCode)                         // head: sends and receives
+///   .out(winCodeLabel, \.text)                           // receives
+///   .inout(winCodeField, \.text, on: .editingChanged)    // a control: sends on its event
+///   .filter { $0.count <= 3 }                            // rejects (and reverts) longer codes
+/// ```
+///
+/// The rules every chain follows:
+/// - A member added to a chain gets the chain's current value at once (`in` members excepted).
+/// - Members are written, then sinks called, in the order they were added.
+/// - Filters run first; when one rejects, nothing is written and the member that made the
+///   change gets the last accepted value back.
+/// - A member already holding an equal value is not written; the member that made the change is
+///   never written back; a change made while the chain is delivering is queued, never recursive.
+/// - The chain holds its members' objects weakly and its sinks strongly.
+public struct Chain<Value> {
+  let core: ChainCore<Value>
+
+  init(core: ChainCore<Value>) {
+    self.core = core
+  }
+
+  /// The chain's identity, shared by every handle to it.
+  public var code: ChainCode { core.code }
+
+  /// Whether the chain is alive: `false` once unbound or once its last sending member is gone.
+  ///
+  /// ```swift
+  /// let chain = Bind.inout(model, \.value)
+  /// chain.unbind()
+  /// chain.isActive   // false
+  /// ```
+  public var isActive: Bool { core.isActive }
+
+  /// The number of members whose objects are alive; sinks are not counted.
+  ///
+  /// Members whose objects were deallocated are pruned first.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.value).out(label, \.text).out(key: "log") { print($0) }.memberCount  // 2
+  /// ```
+  public var memberCount: Int {
+    let members = core.snapshotMembers()
+    let gone = members.filter { $0.object == nil }
+    if !gone.isEmpty { core.registry.prune(gone) }
+    return members.count - gone.count
+  }
+
+  /// Releases the chain: every membership, filter and sink. Same as `Bind.unbind(code)`.
+  ///
+  /// ```swift
+  /// chain.unbind()   // chain.isActive == false
+  /// ```
+  ///
+  /// - Complexity: O(*m*), where *m* is the number of the chain's members.
+  public func unbind() {
+    core.registry.release(core)
+  }
+
+  // MARK: Members of the chain's type
+
+  /// Adds a member that sends and receives.
+  ///
+  /// The member gets the chain's current value now. It sends when it is `@Bound`; otherwise
+  /// ChainBind reports ``BindingError/Cause/notObservable`` and it only receives. A property
+  /// already in another chain moves here.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.name).inout(otherModel, \.name)   // otherModel.name == model.name
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `inout`<Object: AnyObject>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .inout, source: .property, toMember: { $0 }, fromMember: { $0 })
+    return self
+  }
+
+  /// Adds a member that only sends. It is never written (except to revert a rejected change of
+  /// its own, when its key path is writable).
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.total).in(cart, \.total)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, which should be `@Bound`.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `in`<Object: AnyObject>(
+    _ object: Object, _ keyPath: KeyPath<Object, Value>
+  ) -> Chain {
+    core.add(object, keyPath, role: .in, source: .property, toMember: { $0 }, fromMember: { $0 })
+    return self
+  }
+
+  /// Adds a member that only receives.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.title).out(titleLabel, \.text)   // titleLabel.text == model.title
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property.
+  /// - Returns: This chain.
+  @discardableResult
+  public func out<Object: AnyObject>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
+  ) -> Chain {
+    core.add(object, keyPath, role: .out, source: .property, toMember: { $0 }, fromMember: nil)
+    return self
+  }
+
+  /// Adds a control's property that sends when the control sends `event`, and receives.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.name).inout(nameField, \.text, on: .editingChanged)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property.
+  ///   - event: The event after which the chain reads the property.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `inout`<Control: ControlEventSource>(
+    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Value>,
+    on event: Control.Event
+  ) -> Chain {
+    core.add(
+      control, keyPath, role: .inout, source: .subscribing(control, event),
+      toMember: { $0 }, fromMember: { $0 })
+    return self
+  }
+
+  /// Adds a control's property that only sends, when the control sends `event`.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.query).in(searchField, \.text, on: .editingChanged)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property.
+  ///   - event: The event after which the chain reads the property.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `in`<Control: ControlEventSource>(
+    _ control: Control, _ keyPath: KeyPath<Control, Value>, on event: Control.Event
+  ) -> Chain {
+    core.add(
+      control, keyPath, role: .in, source: .subscribing(control, event),
+      toMember: { $0 }, fromMember: { $0 })
+    return self
+  }
+
+  // MARK: Members with a conversion of their own
+
+  /// Adds a member that receives the chain's value converted by `convert`.
+  ///
+  /// ```swift
+  /// Bind.inout(lottery, \.sn)
+  ///   .out(screen, \.background, convert: { palette[$0 % palette.count] })
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property.
+  ///   - convert: Turns the chain's value into the property's type.
+  /// - Returns: This chain.
+  @discardableResult
+  public func out<Object: AnyObject, Target>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>,
+    convert: @escaping (Value) -> Target
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .out, source: .property, toMember: { convert($0) }, fromMember: nil)
+    return self
+  }
+
+  /// Adds a member that sends and receives through a conversion each way.
+  ///
+  /// `back` returns `nil` to reject a value: the change is dropped, a ``BindingError`` is
+  /// reported, and the member keeps what it holds.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.percent)   // Int
+  ///   .inout(text, \.value, convert: { "\($0)%" }, back: { Int($0.dropLast()) })
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property.
+  ///   - convert: Turns the chain's value into the property's type.
+  ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `inout`<Object: AnyObject, Target>(
+    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>,
+    convert: @escaping (Value) -> Target, back: @escaping (Target) -> Value?
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .inout, source: .property, toMember: { convert($0) },
+      fromMember: back)
+    return self
+  }
+
+  /// Adds a member that only sends, through a conversion into the chain's type.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.count).in(form, \.countText, back: { Int($0) })
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, which should be `@Bound`.
+  ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `in`<Object: AnyObject, Target>(
+    _ object: Object, _ keyPath: KeyPath<Object, Target>,
+    back: @escaping (Target) -> Value?
+  ) -> Chain {
+    core.add(
+      object, keyPath, role: .in, source: .property, toMember: nil, fromMember: back)
+    return self
+  }
+
+  /// Adds a control's property that sends on `event` and receives, through a conversion each way.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.rate)   // Double
+  ///   .inout(slider, \.position, on: .valueChanged,
+  ///          convert: { Int($0 * 100) }, back: { Double($0) / 100 })
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property.
+  ///   - event: The event after which the chain reads the property.
+  ///   - convert: Turns the chain's value into the property's type.
+  ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `inout`<Control: ControlEventSource, Target>(
+    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Target>,
+    on event: Control.Event, convert: @escaping (Value) -> Target,
+    back: @escaping (Target) -> Value?
+  ) -> Chain {
+    core.add(
+      control, keyPath, role: .inout, source: .subscribing(control, event),
+      toMember: { convert($0) }, fromMember: back)
+    return self
+  }
+
+  /// Adds a control's property that only sends, on `event`, through a conversion.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.count).in(field, \.text, on: .editingDidEnd, back: { Int($0) })
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property.
+  ///   - event: The event after which the chain reads the property.
+  ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  /// - Returns: This chain.
+  @discardableResult
+  public func `in`<Control: ControlEventSource, Target>(
+    _ control: Control, _ keyPath: KeyPath<Control, Target>, on event: Control.Event,
+    back: @escaping (Target) -> Value?
+  ) -> Chain {
+    core.add(
+      control, keyPath, role: .in, source: .subscribing(control, event),
+      toMember: nil, fromMember: back)
+    return self
+  }
+
+  // MARK: Sinks, filters, errors
+
+  /// Adds a closure that receives the current value now and every accepted change after the
+  /// members are written.
+  ///
+  /// Adding a sink under a key the chain already has replaces that sink (the new one runs last).
+  /// The chain retains the closure until ``removeOut(key:)`` or until the chain is released.
+  ///
+  /// ```swift
+  /// Bind.inout(lottery, \.isWin).out(key: "flash") { isWin in isWin ? lamp.flash() : lamp.stop() }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - key: The sink's name in this chain.
+  ///   - sink: The closure to call with each value.
+  /// - Returns: This chain.
+  @discardableResult
+  public func out(key: String, _ sink: @escaping (Value) -> Void) -> Chain {
+    let box = Sink(key: key, body: sink)
+    guard let (current, replaced) = core.addSink(box) else {
+      core.report(
+        BindingError(chain: code, member: "out(key: \"\(key)\")", cause: .chainInactive))
+      return self
+    }
+    withExtendedLifetime(replaced) {}
+    sink(current)
+    return self
+  }
+
+  /// Removes the sink added under `key`; it is not called again.
+  ///
+  /// ```swift
+  /// chain.removeOut(key: "flash")
+  /// ```
+  ///
+  /// - Parameter key: The sink's name.
+  /// - Returns: This chain.
+  @discardableResult
+  public func removeOut(key: String) -> Chain {
+    _ = core.removeSink(key: key)
+    return self
+  }
+
+  /// Adds a check that every change must pass. All filters must pass, in the order added.
+  ///
+  /// When a filter rejects a change, no member is written and no sink runs; the member that made
+  /// the change gets the chain's last accepted value back (when its key path is writable),
+  /// without that write being a change.
+  ///
+  /// ```swift
+  /// Bind.inout(lottery, \.winCode)
+  ///   .inout(field, \.text, on: .editingChanged)
+  ///   .filter { $0.count <= 3 }
+  /// field.text = "1234"; field.controlEvents.send(.editingChanged)
+  /// // lottery.winCode is unchanged and field.text is back to it
+  /// ```
+  ///
+  /// - Parameter isIncluded: Returns whether a change is accepted.
+  /// - Returns: This chain.
+  @discardableResult
+  public func filter(_ isIncluded: @escaping (Value) -> Bool) -> Chain {
+    if !core.addFilter(isIncluded) {
+      core.report(BindingError(chain: code, member: "filter", cause: .chainInactive))
+    }
+    return self
+  }
+
+  /// Sets the closure that receives this chain's errors, instead of
+  /// ``Bind/fallbackErrorHandler``.
+  ///
+  /// Errors of members added later in the same line go to it too, so put it early.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.count)
+  ///   .onError { error in log.warning("\(error)") }
+  ///   .inout(field, \.text, on: .editingChanged)
+  /// ```
+  ///
+  /// - Parameter handler: The closure to call with each error.
+  /// - Returns: This chain.
+  @discardableResult
+  public func onError(_ handler: @escaping (BindingError) -> Void) -> Chain {
+    core.setErrorHandler(handler)
+    return self
+  }
+}

@@ -1,0 +1,103 @@
+import Synchronization
+
+/// An object whose user edits it, and that says so by sending events.
+///
+/// A control (a text field, a slider, a switch: a widget of your own) owns a
+/// ``ControlEvents`` and sends an event when its user changes it. Bind one of its properties
+/// with `on:` and the chain reads that property whenever the event is sent. Programmatic sets
+/// of the property are not changes; the events are.
+///
+/// ```swift
+/// final class TextField: ControlEventSource {
+///   enum Event { case editingChanged, editingDidEnd }
+///   let controlEvents = ControlEvents<Event>()
+///   var text = ""
+///
+///   func type(_ character: Character) {
+///     text.append(character)
+///     controlEvents.send(.editingChanged)
+///   }
+/// }
+///
+/// Bind.inout(model, \.name).inout(field, \.text, on: .editingChanged)
+/// ```
+///
+/// When the control is deallocated, its ``ControlEvents`` goes with it and removes every
+/// membership of the control's properties, whether bound with `on:` or not.
+/// Each property of a control can be bound with its own event.
+public protocol ControlEventSource: AnyObject {
+  /// The events the control sends, such as `editingChanged` or `valueChanged`.
+  associatedtype Event: Hashable
+
+  /// The control's event channel. Return the same instance every time: store it.
+  var controlEvents: ControlEvents<Event> { get }
+}
+
+/// The event channel of a control: chains subscribe to it, the control sends on it.
+///
+/// Store one in every ``ControlEventSource`` and call ``send(_:)`` when the user edits the control.
+///
+/// ```swift
+/// let controlEvents = ControlEvents<SliderEvent>()
+/// controlEvents.send(.valueChanged)   // every member bound `on: .valueChanged` sends its value
+/// ```
+///
+/// Subscribing and unsubscribing are thread-safe. Sending runs on the caller's thread.
+public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
+  // @unchecked Sendable: `subscriptions` is guarded by `lock`; sending copies the list under the
+  // lock and calls members after unlocking, so no user code runs under the lock.
+  private let lock = Mutex<Void>(())
+  private var subscriptions: ContiguousArray<Subscription> = []
+
+  private struct Subscription {
+    // nil: the member only needs removing when the control goes (an `out` member, say).
+    let event: Event?
+    weak var member: AnyMember?
+  }
+
+  /// Creates an event channel with no subscribers.
+  public init() {}
+
+  /// Tells every member bound to this event that the control changed.
+  ///
+  /// Each subscribed member reads its property and sends the value into its chain. An event sent
+  /// while a chain is writing into this control (its own update) is ignored: no echo.
+  ///
+  /// ```swift
+  /// slider.value = 0.7
+  /// slider.controlEvents.send(.valueChanged)   // chains bound on .valueChanged get 0.7
+  /// ```
+  ///
+  /// - Parameter event: The event that happened.
+  public func send(_ event: Event) {
+    let current = lock.run { subscriptions }
+    for subscription in current where subscription.event == event {
+      subscription.member?.controlEventDidFire()
+    }
+  }
+
+  func subscribe(_ member: AnyMember, to event: Event?) {
+    lock.run {
+      subscriptions.removeAll { $0.member == nil }
+      subscriptions.append(Subscription(event: event, member: member))
+    }
+  }
+
+  deinit {
+    // The control is being deallocated: remove its memberships now (DESIGN §5.2).
+    for subscription in subscriptions {
+      if let member = subscription.member {
+        member.chain.registry.detach(member)
+      }
+    }
+  }
+}
+
+// Registers a member for removal when its object, a control, is deallocated.
+func trackControl(_ object: AnyObject, member: AnyMember) {
+  guard let control = object as? any ControlEventSource else { return }
+  func track<Control: ControlEventSource>(_ control: Control) {
+    control.controlEvents.subscribe(member, to: nil)
+  }
+  track(control)
+}

@@ -1,0 +1,97 @@
+import Synchronization
+
+// Lives in a @Bound property's storage, so it dies with the object: its deinit is the eager
+// auto-unbind (there are no associated objects on Linux). It points weakly at its member node,
+// so an unbind elsewhere never has to touch the object's storage, which belongs to the object's
+// thread.
+@usableFromInline
+final class BoundToken<Value> {
+  weak var observer: (any BoundObserver<Value>)?
+
+  init() {}
+
+  @usableFromInline
+  func valueDidChange(_ newValue: Value) {
+    observer?.boundValueDidChange(newValue)
+  }
+
+  deinit {
+    if let member = observer as? AnyMember {
+      member.chain.registry.detach(member)
+    }
+  }
+}
+
+protocol BoundObserver<Value>: AnyObject {
+  associatedtype Value
+  func boundValueDidChange(_ newValue: Value)
+}
+
+// Non-zero while some thread is probing a property to find its @Bound storage. Getters of
+// @Bound properties check it with one relaxed load and otherwise do nothing extra.
+@usableFromInline
+let boundProbeGate = Atomic<Int>(0)
+
+// Finds the @Bound storage behind `(object, keyPath)` by reading the property once: the
+// wrapper's getter reports itself to the probe of the reading thread and installs the token.
+@usableFromInline
+final class BoundProbe: @unchecked Sendable {
+  // Used only by the thread that created it, inside `read`.
+  @TaskLocal static var current: BoundProbe?
+
+  let objectID: ObjectIdentifier
+  let keyPath: AnyKeyPath
+  let rootType: Any.Type
+  let token: AnyObject?
+  private(set) var visits = 0
+  private(set) var installed = false
+  private(set) var storageKeyPath: AnyKeyPath?
+  // Keeps a replaced token (and so its old membership) alive until the new member is attached.
+  private(set) var replacedToken: AnyObject?
+  private var undo: (() -> Void)?
+
+  private init(objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: AnyObject?) {
+    self.objectID = objectID
+    self.keyPath = keyPath
+    self.rootType = type(of: keyPath).rootType
+    self.token = token
+  }
+
+  // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
+  static func read<Object: AnyObject, Target>(
+    _ object: Object, _ keyPath: KeyPath<Object, Target>, installing token: BoundToken<Target>?
+  ) -> (value: Target, probe: BoundProbe) {
+    let probe = BoundProbe(objectID: ObjectIdentifier(object), keyPath: keyPath, token: token)
+    boundProbeGate.add(1, ordering: .relaxed)
+    defer { boundProbeGate.subtract(1, ordering: .relaxed) }
+    let value = $current.withValue(probe) { object[keyPath: keyPath] }
+    if probe.visits > 1 {
+      // A computed property that reads several @Bound properties is not observable.
+      probe.undo?()
+      probe.installed = false
+      probe.storageKeyPath = nil
+    }
+    probe.undo = nil
+    return (value, probe)
+  }
+
+  @usableFromInline
+  static func visit<EnclosingSelf: AnyObject, Value>(
+    _ instance: EnclosingSelf,
+    wrapped: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+    storage: ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>
+  ) {
+    guard let probe = current, probe.objectID == ObjectIdentifier(instance) else { return }
+    // The member's own property, or the same property reached through a subclass key path.
+    let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
+    guard wrapped == probe.keyPath || isInherited else { return }
+    probe.visits += 1
+    guard probe.visits == 1, let token = probe.token as? BoundToken<Value> else { return }
+    let previous = instance[keyPath: storage].token
+    instance[keyPath: storage].token = token
+    probe.replacedToken = previous
+    probe.installed = true
+    probe.storageKeyPath = storage
+    probe.undo = { [weak instance] in instance?[keyPath: storage].token = previous }
+  }
+}

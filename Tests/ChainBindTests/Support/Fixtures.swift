@@ -1,0 +1,104 @@
+import Testing
+
+@testable import ChainBind
+
+// Shared test objects. Each counts its writes, so tests can prove that something did not happen.
+
+/// A model whose properties are all `@Bound` (observable sources).
+final class Model {
+  @Bound var int = 0 { didSet { intSets += 1 } }
+  @Bound var double = 0.0 { didSet { doubleSets += 1 } }
+  @Bound var float: Float = 0
+  @Bound var bool = false { didSet { boolSets += 1 } }
+  @Bound var string = "" { didSet { stringSets += 1 } }
+  @Bound var optionalString: String? = nil
+  @Bound var optionalInt: Int? = nil
+  var intSets = 0
+  var doubleSets = 0
+  var boolSets = 0
+  var stringSets = 0
+
+  init() {}
+
+  init(int: Int = 0, string: String = "", bool: Bool = false, double: Double = 0) {
+    self.int = int
+    self.string = string
+    self.bool = bool
+    self.double = double
+    intSets = 0
+    stringSets = 0
+    boolSets = 0
+    doubleSets = 0
+  }
+}
+
+/// A plain object: its properties receive but cannot send (not observable).
+final class Plain {
+  var int = 0 { didSet { intWrites += 1 } }
+  var double = 0.0 { didSet { doubleWrites += 1 } }
+  var float: Float = 0
+  var bool = false { didSet { boolWrites += 1 } }
+  var string = "" { didSet { stringWrites += 1 } }
+  var optionalString: String? = nil { didSet { optionalStringWrites += 1 } }
+  var optionalInt: Int? = nil
+  let readOnlyInt = 7
+  var intWrites = 0
+  var doubleWrites = 0
+  var boolWrites = 0
+  var stringWrites = 0
+  var optionalStringWrites = 0
+}
+
+/// A text field: a control whose user types; sends `.editingChanged` like UIKit.
+final class TextField: ControlEventSource {
+  enum Event { case editingChanged, editingDidEnd }
+  let controlEvents = ControlEvents<Event>()
+  var text = "" { didSet { textWrites += 1 } }
+  var placeholder = ""
+  var textWrites = 0
+
+  /// Simulates the user replacing the text.
+  func userTypes(_ newText: String) {
+    text = newText
+    controlEvents.send(.editingChanged)
+  }
+}
+
+/// A slider: a control with a numeric value; sends `.valueChanged`.
+final class Slider: ControlEventSource {
+  enum Event { case valueChanged }
+  let controlEvents = ControlEvents<Event>()
+  var value = 0.0 { didSet { valueWrites += 1 } }
+  var valueWrites = 0
+
+  func userSlides(to newValue: Double) {
+    value = newValue
+    controlEvents.send(.valueChanged)
+  }
+}
+
+/// A switch: a Boolean control; sends `.valueChanged`.
+final class Switch: ControlEventSource {
+  enum Event { case valueChanged }
+  let controlEvents = ControlEvents<Event>()
+  var isOn = false { didSet { isOnWrites += 1 } }
+  var isOnWrites = 0
+
+  func userToggles(to newValue: Bool) {
+    isOn = newValue
+    controlEvents.send(.valueChanged)
+  }
+}
+
+/// Collects the errors a chain reports.
+final class ErrorLog {
+  var errors: [BindingError] = []
+  var handler: (BindingError) -> Void { { self.errors.append($0) } }
+}
+
+/// Runs `body` with a registry of its own, so `Bind.activeChainCount` counts only the chains
+/// `body` makes, even while other tests run in parallel. Objects bound inside must not be bound
+/// again outside.
+func withIsolatedRegistry<Result>(_ body: () throws -> Result) rethrows -> Result {
+  try Registry.$scoped.withValue(Registry()) { try body() }
+}
