@@ -44,7 +44,7 @@ public enum Bind {
   public static func `inout`<Object: AnyObject, Value>(
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
   ) -> Chain<Value> {
-    Chain(core: .makeHead(object, keyPath, role: .inout, source: .property))
+    Chain(core: ChainCore.makeHead(object, .writable(keyPath), role: .inout, source: .property))
   }
 
   /// Starts a chain from a property that only sends, or joins the chain it is in.
@@ -64,7 +64,7 @@ public enum Bind {
   public static func `in`<Object: AnyObject, Value>(
     _ object: Object, _ keyPath: KeyPath<Object, Value>
   ) -> Chain<Value> {
-    Chain(core: .makeHead(object, keyPath, role: .in, source: .property))
+    Chain(core: ChainCore.makeHead(object, .readable(keyPath), role: .in, source: .property))
   }
 
   /// Starts a chain from a control's property that sends when the control sends `event`, and
@@ -85,7 +85,9 @@ public enum Bind {
     _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Value>,
     on event: Control.Event
   ) -> Chain<Value> {
-    Chain(core: .makeHead(control, keyPath, role: .inout, source: .subscribing(control, event)))
+    Chain(
+      core: ChainCore.makeHead(
+        control, .writable(keyPath), role: .inout, source: .subscribing(control, event)))
   }
 
   /// Starts a chain from a control's property that only sends, when the control sends `event`.
@@ -103,7 +105,9 @@ public enum Bind {
   public static func `in`<Control: ControlEventSource, Value>(
     _ control: Control, _ keyPath: KeyPath<Control, Value>, on event: Control.Event
   ) -> Chain<Value> {
-    Chain(core: .makeHead(control, keyPath, role: .in, source: .subscribing(control, event)))
+    Chain(
+      core: ChainCore.makeHead(
+        control, .readable(keyPath), role: .in, source: .subscribing(control, event)))
   }
 
   /// Removes every membership of an object, in whatever chains.
@@ -186,13 +190,5 @@ public enum Bind {
       if written <= 0 { return }
       offset += written
     }
-  }
-}
-
-extension ChainCore.Source {
-  static func subscribing<Control: ControlEventSource>(
-    _ control: Control, _ event: Control.Event
-  ) -> Self {
-    .control { [weak control] member in control?.controlEvents.subscribe(member, to: event) }
   }
 }

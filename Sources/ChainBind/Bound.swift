@@ -76,6 +76,7 @@ extension Bound: Encodable where Value: Encodable {
   /// Encodes the property's value, as if it were not wrapped.
   ///
   /// - Parameter encoder: The encoder to write to.
+  /// - Throws: The encoder's error.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(value)
@@ -83,11 +84,57 @@ extension Bound: Encodable where Value: Encodable {
 }
 
 extension Bound: Decodable where Value: Decodable {
-  /// Decodes the property's value, as if it were not wrapped. The property starts unbound.
+  /// Decodes the property's value, as if it were not wrapped.
+  ///
+  /// The decoded property starts unbound.
   ///
   /// - Parameter decoder: The decoder to read from.
+  /// - Throws: The decoder's error.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
     self.init(wrappedValue: try container.decode(Value.self))
+  }
+}
+
+extension KeyedEncodingContainer {
+  /// Encodes an optional `@Bound` property like a plain optional: a `nil` value is left out.
+  ///
+  /// Synthesized `Encodable` conformances call this for `@Bound var name: T?` properties.
+  ///
+  /// ```swift
+  /// final class Player: Codable { @Bound var nickname: String? = nil }
+  /// // encodes as {} while nickname is nil
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - value: The property's storage.
+  ///   - key: The key to encode under.
+  /// - Throws: The container's encoding error.
+  public mutating func encode<Wrapped: Encodable>(
+    _ value: Bound<Wrapped?>, forKey key: Key
+  ) throws {
+    try encodeIfPresent(value.value, forKey: key)
+  }
+}
+
+extension KeyedDecodingContainer {
+  /// Decodes an optional `@Bound` property like a plain optional: a missing key is `nil`.
+  ///
+  /// Synthesized `Decodable` conformances call this for `@Bound var name: T?` properties.
+  ///
+  /// ```swift
+  /// final class Player: Codable { @Bound var nickname: String? = nil }
+  /// // decoding {} gives nickname == nil
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - type: The property's storage type.
+  ///   - key: The key to decode.
+  /// - Returns: The property's storage, unbound.
+  /// - Throws: The container's decoding error for a value of the wrong type.
+  public func decode<Wrapped: Decodable>(
+    _ type: Bound<Wrapped?>.Type, forKey key: Key
+  ) throws -> Bound<Wrapped?> {
+    Bound(wrappedValue: try decodeIfPresent(Wrapped.self, forKey: key))
   }
 }

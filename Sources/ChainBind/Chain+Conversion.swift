@@ -24,8 +24,8 @@ extension Chain where Value: BindConvertible {
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>
   ) -> Chain {
     core.add(
-      object, keyPath, role: .out, source: .property,
-      toMember: automaticConversion(from: Value.self, to: Target.self), fromMember: nil)
+      object, .writable(keyPath), role: .out, source: .property,
+      conversion: AutomaticConversion())
     return self
   }
 
@@ -49,9 +49,8 @@ extension Chain where Value: BindConvertible {
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>
   ) -> Chain {
     core.add(
-      object, keyPath, role: .inout, source: .property,
-      toMember: automaticConversion(from: Value.self, to: Target.self),
-      fromMember: automaticConversion(from: Target.self, to: Value.self))
+      object, .writable(keyPath), role: .inout, source: .property,
+      conversion: AutomaticConversion())
     return self
   }
 
@@ -71,9 +70,8 @@ extension Chain where Value: BindConvertible {
     _ object: Object, _ keyPath: KeyPath<Object, Target>
   ) -> Chain {
     core.add(
-      object, keyPath, role: .in, source: .property,
-      toMember: automaticConversion(from: Value.self, to: Target.self),
-      fromMember: automaticConversion(from: Target.self, to: Value.self))
+      object, .readable(keyPath), role: .in, source: .property,
+      conversion: AutomaticConversion())
     return self
   }
 
@@ -96,9 +94,8 @@ extension Chain where Value: BindConvertible {
     on event: Control.Event
   ) -> Chain {
     core.add(
-      control, keyPath, role: .inout, source: .subscribing(control, event),
-      toMember: automaticConversion(from: Value.self, to: Target.self),
-      fromMember: automaticConversion(from: Target.self, to: Value.self))
+      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
+      conversion: AutomaticConversion())
     return self
   }
 
@@ -119,9 +116,8 @@ extension Chain where Value: BindConvertible {
     _ control: Control, _ keyPath: KeyPath<Control, Target>, on event: Control.Event
   ) -> Chain {
     core.add(
-      control, keyPath, role: .in, source: .subscribing(control, event),
-      toMember: automaticConversion(from: Value.self, to: Target.self),
-      fromMember: automaticConversion(from: Target.self, to: Value.self))
+      control, .readable(keyPath), role: .in, source: .subscribing(control, event),
+      conversion: AutomaticConversion())
     return self
   }
 }
@@ -144,8 +140,8 @@ extension Chain where Value == Bool {
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Bool>, negated: Bool
   ) -> Chain {
     core.add(
-      object, keyPath, role: .out, source: .property, toMember: negation(negated),
-      fromMember: nil)
+      object, .writable(keyPath), role: .out, source: .property,
+      conversion: NegatingConversion<Bool>(negated: negated))
     return self
   }
 
@@ -165,8 +161,8 @@ extension Chain where Value == Bool {
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Bool>, negated: Bool
   ) -> Chain {
     core.add(
-      object, keyPath, role: .inout, source: .property, toMember: negation(negated),
-      fromMember: negation(negated))
+      object, .writable(keyPath), role: .inout, source: .property,
+      conversion: NegatingConversion<Bool>(negated: negated))
     return self
   }
 
@@ -186,8 +182,8 @@ extension Chain where Value == Bool {
     _ object: Object, _ keyPath: KeyPath<Object, Bool>, negated: Bool
   ) -> Chain {
     core.add(
-      object, keyPath, role: .in, source: .property, toMember: negation(negated),
-      fromMember: negation(negated))
+      object, .readable(keyPath), role: .in, source: .property,
+      conversion: NegatingConversion<Bool>(negated: negated))
     return self
   }
 
@@ -210,8 +206,8 @@ extension Chain where Value == Bool {
     on event: Control.Event, negated: Bool
   ) -> Chain {
     core.add(
-      control, keyPath, role: .inout, source: .subscribing(control, event),
-      toMember: negation(negated), fromMember: negation(negated))
+      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
+      conversion: NegatingConversion<Bool>(negated: negated))
     return self
   }
 
@@ -233,8 +229,8 @@ extension Chain where Value == Bool {
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>, negated: Bool
   ) -> Chain {
     core.add(
-      object, keyPath, role: .out, source: .property,
-      toMember: negatedConversion(negated, to: Target.self), fromMember: nil)
+      object, .writable(keyPath), role: .out, source: .property,
+      conversion: NegatingConversion(negated: negated))
     return self
   }
 
@@ -256,25 +252,8 @@ extension Chain where Value == Bool {
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>, negated: Bool
   ) -> Chain {
     core.add(
-      object, keyPath, role: .inout, source: .property,
-      toMember: negatedConversion(negated, to: Target.self),
-      fromMember: negatedConversion(negated, from: Target.self))
+      object, .writable(keyPath), role: .inout, source: .property,
+      conversion: NegatingConversion(negated: negated))
     return self
   }
-}
-
-private func negation(_ negated: Bool) -> (Bool) -> Bool? {
-  negated ? { !$0 } : { $0 }
-}
-
-private func negatedConversion<Target: BindConvertible>(
-  _ negated: Bool, to: Target.Type
-) -> (Bool) -> Target? {
-  { Target(bindPrimitive: (negated ? !$0 : $0).bindPrimitive) }
-}
-
-private func negatedConversion<Source: BindConvertible>(
-  _ negated: Bool, from: Source.Type
-) -> (Source) -> Bool? {
-  { Bool(bindPrimitive: $0.bindPrimitive).map { negated ? !$0 : $0 } }
 }

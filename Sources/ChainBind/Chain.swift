@@ -21,7 +21,6 @@
 /// - The chain holds its members' objects weakly and its sinks strongly.
 public struct Chain<Value> {
   let core: ChainCore<Value>
-
   init(core: ChainCore<Value>) {
     self.core = core
   }
@@ -46,13 +45,13 @@ public struct Chain<Value> {
   /// Bind.inout(model, \.value).out(label, \.text).out(key: "log") { print($0) }.memberCount  // 2
   /// ```
   public var memberCount: Int {
-    let members = core.snapshotMembers()
-    let gone = members.filter { $0.object == nil }
-    if !gone.isEmpty { core.registry.prune(gone) }
-    return members.count - gone.count
+    core.pruneDeadMembers()
+    return core.snapshotMembers().count
   }
 
-  /// Releases the chain: every membership, filter and sink. Same as `Bind.unbind(code)`.
+  /// Releases the chain: every membership, filter and sink.
+  ///
+  /// Same as `Bind.unbind(code)`.
   ///
   /// ```swift
   /// chain.unbind()   // chain.isActive == false
@@ -84,12 +83,14 @@ public struct Chain<Value> {
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
   ) -> Chain {
     core.add(
-      object, keyPath, role: .inout, source: .property, toMember: { $0 }, fromMember: { $0 })
+      object, .writable(keyPath), role: .inout, source: .property, conversion: IdentityConversion())
     return self
   }
 
-  /// Adds a member that only sends. It is never written (except to revert a rejected change of
-  /// its own, when its key path is writable).
+  /// Adds a member that only sends.
+  ///
+  /// It is never written (except to revert a rejected change of its own, when its key path is
+  /// writable).
   ///
   /// ```swift
   /// Bind.inout(model, \.total).in(cart, \.total)
@@ -103,7 +104,8 @@ public struct Chain<Value> {
   public func `in`<Object: AnyObject>(
     _ object: Object, _ keyPath: KeyPath<Object, Value>
   ) -> Chain {
-    core.add(object, keyPath, role: .in, source: .property, toMember: { $0 }, fromMember: { $0 })
+    core.add(
+      object, .readable(keyPath), role: .in, source: .property, conversion: IdentityConversion())
     return self
   }
 
@@ -121,7 +123,8 @@ public struct Chain<Value> {
   public func out<Object: AnyObject>(
     _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
   ) -> Chain {
-    core.add(object, keyPath, role: .out, source: .property, toMember: { $0 }, fromMember: nil)
+    core.add(
+      object, .writable(keyPath), role: .out, source: .property, conversion: IdentityConversion())
     return self
   }
 
@@ -142,8 +145,8 @@ public struct Chain<Value> {
     on event: Control.Event
   ) -> Chain {
     core.add(
-      control, keyPath, role: .inout, source: .subscribing(control, event),
-      toMember: { $0 }, fromMember: { $0 })
+      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
+      conversion: IdentityConversion())
     return self
   }
 
@@ -163,8 +166,8 @@ public struct Chain<Value> {
     _ control: Control, _ keyPath: KeyPath<Control, Value>, on event: Control.Event
   ) -> Chain {
     core.add(
-      control, keyPath, role: .in, source: .subscribing(control, event),
-      toMember: { $0 }, fromMember: { $0 })
+      control, .readable(keyPath), role: .in, source: .subscribing(control, event),
+      conversion: IdentityConversion())
     return self
   }
 
@@ -188,7 +191,8 @@ public struct Chain<Value> {
     convert: @escaping (Value) -> Target
   ) -> Chain {
     core.add(
-      object, keyPath, role: .out, source: .property, toMember: { convert($0) }, fromMember: nil)
+      object, .writable(keyPath), role: .out, source: .property,
+      conversion: ClosureConversion(convert: convert, back: nil))
     return self
   }
 
@@ -214,8 +218,8 @@ public struct Chain<Value> {
     convert: @escaping (Value) -> Target, back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      object, keyPath, role: .inout, source: .property, toMember: { convert($0) },
-      fromMember: back)
+      object, .writable(keyPath), role: .inout, source: .property,
+      conversion: ClosureConversion(convert: convert, back: back))
     return self
   }
 
@@ -236,7 +240,8 @@ public struct Chain<Value> {
     back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      object, keyPath, role: .in, source: .property, toMember: nil, fromMember: back)
+      object, .readable(keyPath), role: .in, source: .property,
+      conversion: ClosureConversion(convert: nil, back: back))
     return self
   }
 
@@ -262,8 +267,8 @@ public struct Chain<Value> {
     back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      control, keyPath, role: .inout, source: .subscribing(control, event),
-      toMember: { convert($0) }, fromMember: back)
+      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
+      conversion: ClosureConversion(convert: convert, back: back))
     return self
   }
 
@@ -285,8 +290,8 @@ public struct Chain<Value> {
     back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      control, keyPath, role: .in, source: .subscribing(control, event),
-      toMember: nil, fromMember: back)
+      control, .readable(keyPath), role: .in, source: .subscribing(control, event),
+      conversion: ClosureConversion(convert: nil, back: back))
     return self
   }
 
@@ -333,7 +338,9 @@ public struct Chain<Value> {
     return self
   }
 
-  /// Adds a check that every change must pass. All filters must pass, in the order added.
+  /// Adds a check that every change must pass.
+  ///
+  /// All filters must pass; they run in the order added.
   ///
   /// When a filter rejects a change, no member is written and no sink runs; the member that made
   /// the change gets the chain's last accepted value back (when its key path is writable),

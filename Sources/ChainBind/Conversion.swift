@@ -234,10 +234,3 @@ extension StringProtocol {
     return self[start..<end]
   }
 }
-
-/// Builds an automatic converter between two convertible types.
-func automaticConversion<Source: BindConvertible, Target: BindConvertible>(
-  from: Source.Type, to: Target.Type
-) -> (Source) -> Target? {
-  { Target(bindPrimitive: $0.bindPrimitive) }
-}

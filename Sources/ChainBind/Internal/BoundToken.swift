@@ -48,6 +48,9 @@ final class BoundProbe: @unchecked Sendable {
   private(set) var storageKeyPath: AnyKeyPath?
   // Keeps a replaced token (and so its old membership) alive until the new member is attached.
   private(set) var replacedToken: AnyObject?
+  // For a match through a subclass key path: the storage's value, to check against what the key
+  // path read (a subclass's computed property over one inherited @Bound property is no match).
+  private var inheritedStoredValue: Any?
   private var undo: (() -> Void)?
 
   private init(objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: AnyObject?) {
@@ -59,12 +62,18 @@ final class BoundProbe: @unchecked Sendable {
 
   // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
   static func read<Object: AnyObject, Target>(
-    _ object: Object, _ keyPath: KeyPath<Object, Target>, installing token: BoundToken<Target>?
+    _ object: Object, _ access: MemberAccess<Object, Target>, installing token: BoundToken<Target>?
   ) -> (value: Target, probe: BoundProbe) {
-    let probe = BoundProbe(objectID: ObjectIdentifier(object), keyPath: keyPath, token: token)
+    let probe = BoundProbe(
+      objectID: ObjectIdentifier(object), keyPath: access.keyPath, token: token)
     boundProbeGate.add(1, ordering: .relaxed)
     defer { boundProbeGate.subtract(1, ordering: .relaxed) }
-    let value = $current.withValue(probe) { object[keyPath: keyPath] }
+    let value = $current.withValue(probe) { access.read(object) }
+    if let stored = probe.inheritedStoredValue, let isEqual = equality(for: Target.self),
+      let storedValue = stored as? Target, !isEqual(storedValue, value)
+    {
+      probe.visits += 1
+    }
     if probe.visits > 1 {
       // A computed property that reads several @Bound properties is not observable.
       probe.undo?()
@@ -72,6 +81,7 @@ final class BoundProbe: @unchecked Sendable {
       probe.storageKeyPath = nil
     }
     probe.undo = nil
+    probe.inheritedStoredValue = nil
     return (value, probe)
   }
 
@@ -92,6 +102,7 @@ final class BoundProbe: @unchecked Sendable {
     probe.replacedToken = previous
     probe.installed = true
     probe.storageKeyPath = storage
+    if isInherited { probe.inheritedStoredValue = instance[keyPath: storage].value }
     probe.undo = { [weak instance] in instance?[keyPath: storage].token = previous }
   }
 }

@@ -7,65 +7,75 @@ extension ChainCore {
     case property
     // A control bound with `on:`: subscribe this closure's member to the event.
     case control((AnyMember) -> Void)
+    static func subscribing<Control: ControlEventSource>(
+      _ control: Control, _ event: Control.Event
+    ) -> Self {
+      .control { [weak control] member in control?.controlEvents.subscribe(member, to: event) }
+    }
   }
-
   static func makeHead<Object: AnyObject>(
-    _ object: Object, _ keyPath: KeyPath<Object, Value>, role: MemberRole, source: Source
+    _ object: Object, _ access: MemberAccess<Object, Value>, role: MemberRole, source: Source
   ) -> ChainCore<Value> {
     let registry = Registry.current
-    if let existing = registry.member(of: object, keyPath: keyPath),
+    if let existing = registry.member(of: object, keyPath: access.keyPath),
       let chain = existing.chain as? ChainCore<Value>, chain.isActive
     {
       // Starting from a member joins its chain (DESIGN §2.1).
-      chain.add(
-        object, keyPath, role: role, source: source, toMember: { $0 }, fromMember: { $0 })
+      chain.add(object, access, role: role, source: source, conversion: IdentityConversion())
       return chain
     }
     let token = BoundToken<Value>()
     let probed: (value: Value, probe: BoundProbe?)
     switch source {
     case .property:
-      let result = BoundProbe.read(object, keyPath, installing: token)
+      let result = BoundProbe.read(object, access, installing: token)
       probed = (result.value, result.probe)
     case .control:
-      probed = (object[keyPath: keyPath], nil)
+      probed = (access.read(object), nil)
     }
     let code = ChainCode(
       id: Registry.makeChainID(),
-      head: MemberLabel(keyPath: keyPath, storageKeyPath: probed.probe?.storageKeyPath))
+      head: MemberLabel(
+        keyPath: access.keyPath, storageKeyPath: probed.probe?.storageKeyPath,
+        resolvedPath: probed.probe?.storageKeyPath == nil
+          ? access.storedPropertyName(in: object) : nil))
     let chain = ChainCore(registry: registry, code: code, current: probed.value)
     chain.attach(
-      object, keyPath, role: role, source: source, probe: probed.probe, token: token,
-      toMember: { $0 }, fromMember: { $0 })
+      object, access, role: role, source: source, probe: probed.probe, token: token,
+      conversion: IdentityConversion(), isHead: true)
     if chain.snapshotMembers().isEmpty { registry.release(chain) }
     return chain
   }
-
   func add<Object: AnyObject, Target>(
-    _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
-    toMember: ((Value) -> Target?)?, fromMember: ((Target) -> Value?)?
+    _ object: Object, _ access: MemberAccess<Object, Target>, role: MemberRole, source: Source,
+    conversion: some MemberConversion<Value, Target>
   ) {
     guard isActive else {
       report(
         BindingError(
-          chain: code, member: MemberLabel(keyPath: keyPath, storageKeyPath: nil).description,
+          chain: code,
+          member: MemberLabel(
+            keyPath: access.keyPath, storageKeyPath: nil,
+            resolvedPath: access.storedPropertyName(in: object)
+          ).description,
           cause: .chainInactive))
       return
     }
     let token = BoundToken<Target>()
     var probe: BoundProbe?
     if case .property = source {
-      probe = BoundProbe.read(object, keyPath, installing: token).probe
+      probe = BoundProbe.read(object, access, installing: token).probe
     }
+    pruneDeadMembers()
     attach(
-      object, keyPath, role: role, source: source, probe: probe, token: token,
-      toMember: toMember, fromMember: fromMember)
+      object, access, role: role, source: source, probe: probe, token: token,
+      conversion: conversion, isHead: false)
   }
 
   private func attach<Object: AnyObject, Target>(
-    _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
+    _ object: Object, _ access: MemberAccess<Object, Target>, role: MemberRole, source: Source,
     probe: BoundProbe?, token: BoundToken<Target>,
-    toMember: ((Value) -> Target?)?, fromMember: ((Target) -> Value?)?
+    conversion: some MemberConversion<Value, Target>, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -73,8 +83,8 @@ extension ChainCore {
     case .control: isObservable = true
     }
     let member = KeyPathMember(
-      object: object, readPath: keyPath, chain: self, role: role,
-      toMember: toMember, fromMember: fromMember)
+      object: object, access: access, chain: self, role: role,
+      conversion: conversion)
     member.storageKeyPath = probe?.storageKeyPath
     if role.sends && !isObservable {
       // DESIGN §2.2: reported at bind time; the member still receives when it can.
@@ -97,13 +107,14 @@ extension ChainCore {
     } else {
       trackControl(object, member: member)
     }
-    if member.role.receives {
+    // Initial sync (DESIGN §2.3); the head is where the current value came from.
+    if member.role.receives && !isHead {
       switch member.receive(currentValue) {
       case .failed(let error): report(error)
       case .written, .unchanged, .skipped, .objectGone: break
       }
     }
-    // The token this one replaced (if any) dies only now, after the new member is attached.
+    // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}
   }
 }

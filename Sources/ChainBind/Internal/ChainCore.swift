@@ -61,6 +61,13 @@ class AnyChain: @unchecked Sendable {
   func snapshotMembers() -> ContiguousArray<AnyMember> {
     lock.run { members }
   }
+
+  // Removes members whose objects are gone (DESIGN §5.2). Liveness is checked outside every
+  // lock: loading a weak reference may release the last strong one, and so run a deinit.
+  func pruneDeadMembers() {
+    let gone = snapshotMembers().filter { $0.object == nil }
+    if !gone.isEmpty { registry.prune(Array(gone)) }
+  }
 }
 
 // A chain of values of type `Value`: its members, filters, sinks, current value and the queue of
@@ -80,10 +87,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   override func takeUserState() -> Any {
-    let state: Any = (filters, sinks, errorHandler, queue)
+    // The error handler stays: errors about the released chain (adding to it) still reach it.
+    let state: Any = (filters, sinks, queue)
     filters = []
     sinks = []
-    errorHandler = nil
     queue = []
     return state
   }
@@ -101,7 +108,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   func setErrorHandler(_ handler: @escaping (BindingError) -> Void) {
-    lock.run { if isActive { errorHandler = handler } }
+    let replaced = lock.run { () -> ((BindingError) -> Void)? in
+      defer { errorHandler = handler }
+      return errorHandler
+    }
+    // Released here, after unlocking: its captures' deinits may use this chain.
+    withExtendedLifetime(replaced) {}
   }
 
   // Adds (or replaces) a keyed sink and returns the value to call it with first, or nil when

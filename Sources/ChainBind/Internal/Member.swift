@@ -30,6 +30,10 @@ class AnyMember: @unchecked Sendable {
   var role: MemberRole
   var storageKeyPath: AnyKeyPath?
   var nextInObject: AnyMember?
+  // Set while the chain writes this member. The member's own notification of that write is
+  // not a change (no echo): a @Bound setter notifies exactly once and that notification clears
+  // the flag, so a setter that then sets the property again (a clamp in `didSet`) is a change;
+  // a control's events are ignored until the write returns.
   var isWriting = false
   private let attached = Atomic<Bool>(true)
 
@@ -57,54 +61,123 @@ class MemberNode<Value>: AnyMember, @unchecked Sendable {
   func receive(_ value: Value) -> WriteOutcome { .skipped }
 }
 
-// The one concrete member: a key path of an object, with its conversions both ways.
+// How to read and write a member's property.
+struct MemberAccess<Object: AnyObject, Target> {
+  let keyPath: KeyPath<Object, Target>
+  // nil when the key path is read-only; then the member can neither receive nor be reverted.
+  let writableKeyPath: ReferenceWritableKeyPath<Object, Target>?
+
+  static func writable(_ keyPath: ReferenceWritableKeyPath<Object, Target>) -> Self {
+    Self(keyPath: keyPath, writableKeyPath: keyPath)
+  }
+
+  // A key path typed read-only may still be writable; then a rejected change can be reverted.
+  static func readable(_ keyPath: KeyPath<Object, Target>) -> Self {
+    Self(keyPath: keyPath, writableKeyPath: keyPath as? ReferenceWritableKeyPath<Object, Target>)
+  }
+
+  var isWritable: Bool { writableKeyPath != nil }
+
+  func read(_ object: Object) -> Target { object[keyPath: keyPath] }
+
+  func write(_ value: Target, to object: Object) {
+    guard let writableKeyPath else { return }
+    object[keyPath: writableKeyPath] = value
+  }
+
+  // Names a one-component key path that prints only as `<computed …>`: the stored property of
+  // `object` with the member's exact type, or, when several have it, the one with its current
+  // value. Returns nil when that does not single one out; labels then show `<computed T>`.
+  func storedPropertyName(in object: Object) -> String? {
+    let path = MemberLabel.path(of: keyPath)
+    // A settable one only: a read-only computed property is not stored, so it is never named
+    // after a stored property that happens to hold the same value.
+    guard writableKeyPath != nil, path.hasPrefix("<computed "), path.hasSuffix(">"),
+      !path.contains(".")
+    else {
+      return nil
+    }
+    var candidates: [(name: String, value: Target)] = []
+    var mirror: Mirror? = Mirror(reflecting: object)
+    while let current = mirror {
+      for child in current.children {
+        guard let name = child.label, type(of: child.value) == Target.self,
+          let value = child.value as? Target
+        else { continue }
+        candidates.append((name, value))
+      }
+      mirror = current.superclassMirror
+    }
+    if candidates.count == 1 { return candidates[0].name }
+    guard let isEqual = equality(for: Target.self) else { return nil }
+    let value = read(object)
+    let matches = candidates.filter { isEqual($0.value, value) }
+    return matches.count == 1 ? matches[0].name : nil
+  }
+}
+
+// The one concrete member: a property of an object, with its conversions both ways.
 final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, BoundObserver,
   @unchecked Sendable
 {
-  let readPath: KeyPath<Object, Target>
-  let writePath: ReferenceWritableKeyPath<Object, Target>?
-  // nil: the member cannot receive (an `in` member with only a `back:` conversion).
-  let toMember: ((Value) -> Target?)?
-  let fromMember: ((Target) -> Value?)?
+  let access: MemberAccess<Object, Target>
+  let isWritable: Bool
+  let conversion: any MemberConversion<Value, Target>
   let isEqual: ((Target, Target) -> Bool)?
 
   init(
-    object: Object, readPath: KeyPath<Object, Target>, chain: ChainCore<Value>, role: MemberRole,
-    toMember: ((Value) -> Target?)?, fromMember: ((Target) -> Value?)?
+    object: Object, access: MemberAccess<Object, Target>, chain: ChainCore<Value>,
+    role: MemberRole, conversion: any MemberConversion<Value, Target>
   ) {
-    self.readPath = readPath
-    self.writePath = readPath as? ReferenceWritableKeyPath<Object, Target>
-    self.toMember = toMember
-    self.fromMember = fromMember
+    self.access = access
+    self.isWritable = access.isWritable
+    self.conversion = conversion
     self.isEqual = equality(for: Target.self)
-    super.init(object: object, keyPath: readPath, chain: chain, role: role)
+    super.init(object: object, keyPath: access.keyPath, chain: chain, role: role)
   }
 
-  var canReceive: Bool { writePath != nil && toMember != nil }
+  var canReceive: Bool { isWritable && conversion.converts }
+
+  override var label: MemberLabel {
+    MemberLabel(
+      keyPath: keyPath, storageKeyPath: storageKeyPath,
+      resolvedPath: object.flatMap {
+        storageKeyPath == nil
+          ? access.storedPropertyName(in: unsafeDowncast($0, to: Object.self)) : nil
+      })
+  }
 
   private var typedChain: ChainCore<Value> { unsafeDowncast(chain, to: ChainCore<Value>.self) }
 
   override func receive(_ value: Value) -> WriteOutcome {
-    guard let writePath, let toMember else { return .skipped }
+    guard isWritable, conversion.converts else { return .skipped }
     guard let anyObject = object else { return .objectGone }
     let target = unsafeDowncast(anyObject, to: Object.self)
-    guard let converted = toMember(value) else {
+    guard let converted = conversion.toMember(value) else {
       return .failed(
         BindingError(
           chain: chain.code, member: label.description,
           cause: .conversionFailed(
             value: describe(value), from: "\(Value.self)", to: "\(Target.self)")))
     }
-    if let isEqual, isEqual(target[keyPath: readPath], converted) { return .unchanged }
+    if let isEqual, isEqual(access.read(target), converted) { return .unchanged }
     isWriting = true
-    target[keyPath: writePath] = converted
+    access.write(converted, to: target)
     isWriting = false
     return .written
   }
 
   func boundValueDidChange(_ newValue: Target) {
-    guard !isWriting, role.sends, isAttached, let fromMember else { return }
-    guard let value = fromMember(newValue) else {
+    if isWriting {
+      isWriting = false
+      return
+    }
+    send(newValue)
+  }
+
+  private func send(_ newValue: Target) {
+    guard role.sends, isAttached, conversion.convertsBack else { return }
+    guard let value = conversion.toChain(newValue) else {
       typedChain.report(
         BindingError(
           chain: chain.code, member: label.description,
@@ -117,7 +190,7 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
 
   override func controlEventDidFire() {
     guard !isWriting, role.sends, isAttached, let anyObject = object else { return }
-    boundValueDidChange(unsafeDowncast(anyObject, to: Object.self)[keyPath: readPath])
+    send(access.read(unsafeDowncast(anyObject, to: Object.self)))
   }
 }
 

@@ -8,6 +8,15 @@ struct MemberLabel: @unchecked Sendable, CustomStringConvertible {
   // For @Bound properties the key path itself is computed (it prints as an address); the
   // storage key path of the wrapper names the stored `_property` instead.
   let storageKeyPath: AnyKeyPath?
+  // The name found by `MemberAccess.storedPropertyName(in:)` for a key path that prints only as
+  // `<computed …>`: a property with observers, or any property of a non-final class.
+  var resolvedPath: String?
+
+  init(keyPath: AnyKeyPath, storageKeyPath: AnyKeyPath?, resolvedPath: String? = nil) {
+    self.keyPath = keyPath
+    self.storageKeyPath = storageKeyPath
+    self.resolvedPath = resolvedPath
+  }
 
   var description: String {
     let rootType = type(of: keyPath).rootType
@@ -17,7 +26,7 @@ struct MemberLabel: @unchecked Sendable, CustomStringConvertible {
       let name = stored.hasPrefix("_") ? String(stored.dropFirst()) : stored
       return "\(root).\(name)"
     }
-    return "\(root).\(Self.path(of: keyPath))"
+    return "\(root).\(resolvedPath ?? Self.path(of: keyPath))"
   }
 
   // `\Root.a.b` -> `a.b`; computed components lose their addresses: `<computed Int>`.

@@ -40,7 +40,7 @@ final class Registry: @unchecked Sendable {
       let found = liveList(of: object, garbage: &garbage).first { $0.keyPath == keyPath }
       return (found, garbage)
     }
-    _ = garbage
+    withExtendedLifetime(garbage) {}
     return found
   }
 
@@ -78,7 +78,7 @@ final class Registry: @unchecked Sendable {
       if chains[chain.code.id] == nil { chains[chain.code.id] = chain }
       return (true, garbage)
     }
-    _ = garbage
+    garbage.pruneTouchedChains()
     return attached
   }
 
@@ -91,7 +91,7 @@ final class Registry: @unchecked Sendable {
       detachLocked(member, garbage: &garbage)
       return garbage
     }
-    _ = garbage
+    garbage.pruneTouchedChains()
   }
 
   // Removes members whose objects are gone.
@@ -101,7 +101,7 @@ final class Registry: @unchecked Sendable {
       for member in members { detachLocked(member, garbage: &garbage) }
       return garbage
     }
-    _ = garbage
+    withExtendedLifetime(garbage) {}
   }
 
   func unbind(_ object: AnyObject) {
@@ -112,7 +112,7 @@ final class Registry: @unchecked Sendable {
       }
       return garbage
     }
-    _ = garbage
+    garbage.pruneTouchedChains()
   }
 
   func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
@@ -125,7 +125,7 @@ final class Registry: @unchecked Sendable {
       }
       return garbage
     }
-    _ = garbage
+    garbage.pruneTouchedChains()
   }
 
   func release(_ chain: AnyChain) {
@@ -134,7 +134,7 @@ final class Registry: @unchecked Sendable {
       releaseLocked(chain, garbage: &garbage)
       return garbage
     }
-    _ = garbage
+    withExtendedLifetime(garbage) {}
   }
 
   // MARK: Locked helpers
@@ -151,6 +151,7 @@ final class Registry: @unchecked Sendable {
   private func removeFromChain(_ member: AnyMember, garbage: inout Garbage) {
     let chain = member.chain
     guard chain.isActive else { return }
+    garbage.touched.append(chain)
     if !chain.remove(member) {
       releaseLocked(chain, garbage: &garbage)
     }
@@ -213,4 +214,11 @@ struct Garbage {
   var members: [AnyMember] = []
   var chains: [AnyChain] = []
   var userState: [Any] = []
+  // Chains a member left: their dead members are pruned after unlocking (DESIGN §5.2).
+  var touched: [AnyChain] = []
+
+  // Call after unlocking.
+  func pruneTouchedChains() {
+    for chain in touched where chain.isActive { chain.pruneDeadMembers() }
+  }
 }

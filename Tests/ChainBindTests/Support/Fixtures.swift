@@ -96,9 +96,10 @@ final class ErrorLog {
   var handler: (BindingError) -> Void { { self.errors.append($0) } }
 }
 
-/// Runs `body` with a registry of its own, so `Bind.activeChainCount` counts only the chains
-/// `body` makes, even while other tests run in parallel. Objects bound inside must not be bound
-/// again outside.
+/// Runs `body` with a registry of its own.
+///
+/// `Bind.activeChainCount` then counts only the chains `body` makes, even while other tests run
+/// in parallel. Objects bound inside must not be bound again outside.
 func withIsolatedRegistry<Result>(_ body: () throws -> Result) rethrows -> Result {
   try Registry.$scoped.withValue(Registry()) { try body() }
 }

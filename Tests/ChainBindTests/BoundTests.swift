@@ -1,0 +1,229 @@
+import Foundation
+import Testing
+
+@testable import ChainBind
+
+// `@Bound`: works in any class, costs one optional pointer, encodes like its value, and only
+// stored properties are observable.
+
+/// A non-final base class that declares a @Bound property.
+private class Vehicle {
+  @Bound var speed = 0
+  init() {}
+}
+
+/// A subclass that inherits the @Bound property.
+private final class Car: Vehicle {
+  var wheels = 4
+}
+
+/// A generic class with a @Bound property.
+private final class Box<Value> {
+  @Bound var value: Value
+
+  init(_ value: Value) {
+    self.value = value
+  }
+}
+
+/// A Codable class whose properties are @Bound.
+private final class Settings: Codable {
+  @Bound var volume = 3
+  @Bound var name = "default"
+}
+
+/// The same shape without @Bound: what Settings must encode like.
+private struct PlainSettings: Codable, Equatable {
+  var volume = 3
+  var name = "default"
+}
+
+/// A Codable class with an optional @Bound property.
+private final class Profile: Codable {
+  @Bound var age = 1
+  @Bound var nickname: String? = nil
+}
+
+/// The same shape without @Bound: what Profile must encode like.
+private struct PlainProfile: Codable, Equatable {
+  var age = 1
+  var nickname: String?
+}
+
+/// A class with computed properties over plain and @Bound storage.
+private final class Computed {
+  var stored = 0
+  @Bound var boundStored = 0
+  var alias: Int {
+    get { stored }
+    set { stored = newValue }
+  }
+  var boundAlias: Int {
+    get { boundStored }
+    set { boundStored = newValue }
+  }
+}
+
+@Suite struct BoundTests {
+  @Suite struct AnyClass {
+    @Test func subclassPropertyDeclaredInTheBaseIsObservableAsHead() {
+      let car = Car()
+      let plain = Plain()
+      let chain = Bind.inout(car, \Car.speed).out(plain, \.int)
+      car.speed = 80
+      #expect(plain.int == 80)
+      #expect(chain.memberCount == 2)
+      #expect(chain.isActive)
+    }
+
+    @Test func subclassPropertyDeclaredInTheBaseIsObservableAsMember() {
+      let model = Model()
+      let car = Car()
+      let log = ErrorLog()
+      Bind.inout(model, \.int).onError(log.handler).inout(car, \Car.speed)
+      car.speed = 50
+      #expect(log.errors.isEmpty)
+      #expect(model.int == 50)
+      model.int = 60
+      #expect(car.speed == 60)
+    }
+
+    @Test func subclassDeallocationRemovesItsMemberships() throws {
+      try withIsolatedRegistry {
+        let plain = Plain()
+        var chain: Chain<Int>?
+        weak var weakCar: Car?
+        do {
+          let car = Car()
+          weakCar = car
+          chain = Bind.inout(car, \Car.speed).out(plain, \.int)
+        }
+        let released = try #require(chain)
+        #expect(weakCar == nil)
+        #expect(!released.isActive)
+        #expect(Bind.activeChainCount == 0)
+      }
+    }
+
+    @Test func baseClassKeyPathAndSubclassKeyPathWorkOnTheSameObject() {
+      let car = Car()
+      let plain = Plain()
+      Bind.inout(car, \Vehicle.speed).out(plain, \.int)
+      car.speed = 30
+      #expect(plain.int == 30)
+    }
+
+    @Test func genericClassPropertyIsObservable() {
+      let box = Box("start")
+      let model = Model()
+      let log = ErrorLog()
+      Bind.inout(model, \.string).onError(log.handler).inout(box, \.value)
+      #expect(box.value == "")
+      box.value = "boxed"
+      #expect(model.string == "boxed")
+      #expect(log.errors.isEmpty)
+    }
+  }
+
+  @Suite struct Cost {
+    @Test func unboundPropertyCostsOneOptionalPointer() {
+      #expect(
+        MemoryLayout<Bound<Int>>.size == MemoryLayout<Int>.size
+          + MemoryLayout<UnsafeRawPointer>.size
+      )
+      #expect(
+        MemoryLayout<Bound<Double>>.size
+          == MemoryLayout<Double>.size + MemoryLayout<UnsafeRawPointer>.size)
+    }
+  }
+
+  @Suite struct Coding {
+    @Test func boundPropertiesEncodeLikePlainValues() throws {
+      let settings = Settings()
+      settings.volume = 7
+      settings.name = "loud"
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = .sortedKeys
+      let encoded = try encoder.encode(settings)
+      let expected = try encoder.encode(PlainSettings(volume: 7, name: "loud"))
+      #expect(String(decoding: encoded, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+    }
+
+    @Test func boundPropertiesRoundTripThroughJSON() throws {
+      let settings = Settings()
+      settings.volume = 9
+      let data = try JSONEncoder().encode(settings)
+      let decoded = try JSONDecoder().decode(Settings.self, from: data)
+      #expect(decoded.volume == 9)
+      #expect(decoded.name == "default")
+      let plain = try JSONDecoder().decode(PlainSettings.self, from: data)
+      #expect(plain == PlainSettings(volume: 9, name: "default"))
+    }
+
+    @Test func optionalBoundPropertyEncodesLikeAPlainOptional() throws {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = .sortedKeys
+      let profile = Profile()
+      profile.age = 30
+      let encoded = try encoder.encode(profile)
+      let expected = try encoder.encode(PlainProfile(age: 30, nickname: nil))
+      #expect(String(decoding: encoded, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+
+      let decoded = try JSONDecoder().decode(Profile.self, from: expected)
+      #expect(decoded.age == 30)
+      #expect(decoded.nickname == nil)
+
+      profile.nickname = "nick"
+      let roundTripped = try JSONDecoder().decode(
+        Profile.self, from: try JSONEncoder().encode(profile))
+      #expect(roundTripped.nickname == "nick")
+    }
+
+    @Test func boundMemberEncodesItsCurrentValue() throws {
+      let settings = Settings()
+      let model = Model(int: 11)
+      Bind.inout(model, \.int).inout(settings, \.volume)
+      model.int = 12
+      let data = try JSONEncoder().encode(settings)
+      let decoded = try JSONDecoder().decode(PlainSettings.self, from: data)
+      #expect(decoded.volume == 12)
+    }
+
+    @Test func decodedObjectCanBeBound() throws {
+      let data = Data(#"{"volume":4,"name":"n"}"#.utf8)
+      let decoded = try JSONDecoder().decode(Settings.self, from: data)
+      let plain = Plain()
+      Bind.inout(decoded, \.volume).out(plain, \.int)
+      #expect(plain.int == 4)
+      decoded.volume = 5
+      #expect(plain.int == 5)
+    }
+  }
+
+  @Suite struct ComputedProperties {
+    @Test func computedPropertyIsNotObservable() throws {
+      let model = Model(int: 2)
+      let computed = Computed()
+      let log = ErrorLog()
+      let chain = Bind.inout(model, \.int).onError(log.handler).inout(computed, \.alias)
+      let error = try #require(log.errors.first)
+      #expect(error.cause == .notObservable)
+      #expect(computed.alias == 2)
+      computed.alias = 8
+      #expect(model.int == 2)
+      #expect(chain.memberCount == 2)
+    }
+
+    @Test func computedPropertyOverBoundStorageIsNotObservable() throws {
+      let model = Model(int: 3)
+      let computed = Computed()
+      let log = ErrorLog()
+      Bind.inout(model, \.int).onError(log.handler).inout(computed, \.boundAlias)
+      let error = try #require(log.errors.first)
+      #expect(error.cause == .notObservable)
+      #expect(computed.boundAlias == 3)
+      model.int = 4
+      #expect(computed.boundAlias == 4)
+    }
+  }
+}

@@ -1,0 +1,204 @@
+import Synchronization
+import Testing
+
+@testable import ChainBind
+
+// DESIGN §1 and §2.2: what BindingError reports, and where it goes.
+
+/// Errors collected from any thread.
+private final class ErrorCollector: Sendable {
+  private let errors = Mutex<[BindingError]>([])
+
+  func append(_ error: BindingError) {
+    errors.withLock { $0.append(error) }
+  }
+
+  func errors(of code: ChainCode) -> [BindingError] {
+    errors.withLock { errors in errors.filter { $0.chain == code } }
+  }
+}
+
+/// Requires, at compile time, an error that may cross concurrency domains.
+private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
+
+@Suite struct ErrorTests {
+  @Suite struct NotObservable {
+    @Test(arguments: SendingRole.allCases)
+    func plainPropertyBoundToSendIsReportedAndStillReceives(role: SendingRole) throws {
+      let model = Model(int: 3)
+      let plain = Plain()
+      let log = ErrorLog()
+      let chain = Bind.inout(model, \.int).onError(log.handler)
+      switch role {
+      case .inout: chain.inout(plain, \.int)
+      case .in: chain.in(plain, \.int)
+      }
+
+      let error = try #require(log.errors.first)
+      #expect(log.errors.count == 1)
+      #expect(error.cause == .notObservable)
+      #expect(error.chain == chain.code)
+      #expect(error.member.hasPrefix("Plain."))
+      #expect(chain.memberCount == 2)
+      #expect(plain.int == 3)
+
+      model.int = 5
+      #expect(plain.int == 5)
+      plain.int = 9
+      #expect(model.int == 5)
+      #expect(log.errors.count == 1)
+    }
+
+    @Test func readOnlyPlainPropertyBoundToSendIsReportedAndNotBound() throws {
+      let model = Model(int: 1)
+      let log = ErrorLog()
+      let plain = Plain()
+      let chain = Bind.inout(model, \.int).onError(log.handler).in(plain, \.readOnlyInt)
+
+      let error = try #require(log.errors.first)
+      #expect(log.errors.count == 1)
+      #expect(error.cause == .notObservableOrWritable)
+      #expect(error.member == "Plain.readOnlyInt")
+      #expect(chain.memberCount == 1)
+      model.int = 2
+      #expect(log.errors.count == 1)
+    }
+
+    @Test func boundAndControlSendersReportNothing() {
+      let model = Model()
+      let other = Model()
+      let field = TextField()
+      let log = ErrorLog()
+      Bind.inout(model, \.string).onError(log.handler)
+        .inout(other, \.string)
+        .in(other, \.optionalString)
+        .inout(field, \.text, on: .editingChanged)
+      #expect(log.errors.isEmpty)
+    }
+  }
+
+  @Suite struct Description {
+    @Test func descriptionNamesTheChainTheMemberAndTheCause() throws {
+      let model = Model()
+      let plain = Plain()
+      // `Plain.int` has observers, so its key path prints only as `<computed Int>`; ChainBind
+      // names it after the one stored Int property holding its value (see Docs/Semantics.md).
+      plain.int = 42
+      let log = ErrorLog()
+      let chain = Bind.inout(model, \.int).onError(log.handler).inout(plain, \.int)
+
+      let error = try #require(log.errors.first)
+      let text = error.description
+      #expect(text.contains(chain.code.description))
+      #expect(text.contains("Plain.int"))
+      #expect(text.contains(BindingError.Cause.notObservable.description))
+      #expect(chain.code.description.contains("Model.int"))
+      #expect(!text.contains("\n"))
+    }
+
+    @Test func memberIsNamedByItsTypeAndKeyPath() throws {
+      let model = Model()
+      let plain = Plain()
+      let log = ErrorLog()
+      let chain = Bind.inout(model, \.float).onError(log.handler).inout(plain, \.float)
+      let error = try #require(log.errors.first)
+      #expect(error.member == "Plain.float")
+      #expect(error.description.contains("Plain.float"))
+      #expect(error.description.contains(chain.code.description))
+    }
+
+    @Test func conversionFailureCarriesValueAndTypes() throws {
+      let model = Model()
+      let plain = Plain()
+      let other = Plain()
+      let log = ErrorLog()
+      Bind.inout(model, \.string).onError(log.handler).out(plain, \.int).out(other, \.string)
+      log.errors = []
+
+      model.string = "abc"
+
+      let error = try #require(log.errors.first)
+      #expect(log.errors.count == 1)
+      guard case .conversionFailed(let value, let from, let to) = error.cause else {
+        Issue.record("expected conversionFailed, got \(error.cause)")
+        return
+      }
+      #expect(value.contains("abc"))
+      #expect(from == "String")
+      #expect(to == "Int")
+      #expect(error.member.hasPrefix("Plain."))
+      #expect(error.description.contains("abc"))
+      #expect(plain.intWrites == 0)
+      #expect(other.string == "abc")
+    }
+
+    @Test func backConversionFailureCarriesValueAndTypes() throws {
+      let model = Model(int: 2)
+      let field = TextField()
+      let log = ErrorLog()
+      Bind.inout(model, \.int).onError(log.handler).inout(field, \.text, on: .editingChanged)
+
+      field.userTypes("12a")
+
+      let error = try #require(log.errors.first)
+      #expect(log.errors.count == 1)
+      guard case .backConversionFailed(let value, let from, let to) = error.cause else {
+        Issue.record("expected backConversionFailed, got \(error.cause)")
+        return
+      }
+      #expect(value.contains("12a"))
+      #expect(from == "String")
+      #expect(to == "Int")
+      #expect(error.member.hasPrefix("TextField."))
+      #expect(model.int == 2)
+      #expect(field.text == "12a")
+    }
+  }
+
+  @Suite struct Reporting {
+    @Test func errorsOfChainsWithoutHandlerGoToTheFallbackHandler() {
+      let previous = Bind.fallbackErrorHandler
+      defer { Bind.fallbackErrorHandler = previous }
+      let collector = ErrorCollector()
+      Bind.fallbackErrorHandler = { collector.append($0) }
+
+      let unhandledHead = Model()
+      let handledHead = Model()
+      let unhandled = Bind.inout(unhandledHead, \.int)
+      unhandled.in(Plain(), \.int)
+      let log = ErrorLog()
+      let handled = Bind.inout(handledHead, \.int).onError(log.handler)
+      handled.in(Plain(), \.int)
+
+      let fallbackErrors = collector.errors(of: unhandled.code)
+      #expect(fallbackErrors.map(\.cause) == [.notObservable])
+      #expect(fallbackErrors.first?.member.hasPrefix("Plain.") == true)
+      #expect(collector.errors(of: handled.code).isEmpty)
+      #expect(log.errors.map(\.cause) == [.notObservable])
+    }
+
+    @Test func bindingErrorIsASendableError() async throws {
+      let model = Model()
+      let log = ErrorLog()
+      let chain = Bind.inout(model, \.int).onError(log.handler).inout(Plain(), \.int)
+      let error = try #require(log.errors.first)
+
+      let crossed = await Task.detached { sendableError(error) }.value
+      #expect(crossed.chain == chain.code)
+      #expect(crossed.cause == .notObservable)
+      let thrown = #expect(throws: BindingError.self) { throw crossed }
+      #expect(thrown?.description == error.description)
+      let existential: any Error = error
+      #expect((existential as? BindingError)?.chain == chain.code)
+    }
+  }
+}
+
+extension ErrorTests {
+  /// How a non-observable property is bound to send.
+  enum SendingRole: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case `inout`, `in`
+
+    var testDescription: String { rawValue }
+  }
+}

@@ -1,0 +1,160 @@
+import ChainBind
+import Testing
+
+// Keyed sinks (`.out(key:)`, CRDataBind's `_out_key_any`): DESIGN §1, §2.3, §2.4, §3.1–§3.3.
+
+/// A property that appends its name to a shared log each time it is written.
+private final class SinkOrderProbe {
+  let name: String
+  var log: (String) -> Void
+  var value = 0 { didSet { log(name) } }
+
+  init(_ name: String, log: @escaping (String) -> Void) {
+    self.name = name
+    self.log = log
+  }
+}
+
+@Suite struct SinkTests {
+  @Test func sinksAreCalledAfterTheMembersInTheOrderAdded() {
+    let model = Model()
+    var log: [String] = []
+    let first = SinkOrderProbe("first member") { log.append($0) }
+    let second = SinkOrderProbe("second member") { log.append($0) }
+    Bind.inout(model, \.int)
+      .out(key: "one") { _ in log.append("sink one") }
+      .out(first, \.value)
+      .out(key: "two") { _ in log.append("sink two") }
+      .out(second, \.value)
+      .out(key: "three") { _ in log.append("sink three") }
+    log.removeAll()
+
+    model.int = 1
+
+    #expect(log == ["first member", "second member", "sink one", "sink two", "sink three"])
+  }
+
+  @Test func removeOutStopsTheCalls() {
+    let model = Model()
+    var kept = 0
+    var removed = 0
+    let chain = Bind.inout(model, \.int)
+      .out(key: "kept") { _ in kept += 1 }
+      .out(key: "removed") { _ in removed += 1 }
+    model.int = 1
+    #expect(removed == 2)
+
+    chain.removeOut(key: "removed")
+    model.int = 2
+    model.int = 3
+
+    #expect(removed == 2)
+    #expect(kept == 4)
+  }
+
+  @Test func reAddingAKeyReplacesTheSink() {
+    let model = Model(int: 1)
+    var oldCalls: [Int] = []
+    var newCalls: [Int] = []
+    let chain = Bind.inout(model, \.int).out(key: "sink") { oldCalls.append($0) }
+
+    chain.out(key: "sink") { newCalls.append($0) }
+    model.int = 2
+
+    #expect(oldCalls == [1])
+    #expect(newCalls == [1, 2])
+  }
+
+  @Test func aReplacedSinkCanBeRemovedByItsKey() {
+    let model = Model()
+    var calls = 0
+    let chain = Bind.inout(model, \.int)
+      .out(key: "sink") { _ in calls += 100 }
+      .out(key: "sink") { _ in calls += 1 }
+    #expect(calls == 101)
+
+    chain.removeOut(key: "sink")
+    model.int = 5
+
+    #expect(calls == 101)
+  }
+
+  @Test func sinksGetTheValueInTheChainsType() {
+    let model = Model()
+    let field = TextField()
+    var received: [Int] = []
+    Bind.inout(model, \.int)
+      .inout(field, \.text, on: .editingChanged)
+      .out(key: "record") { (value: Int) in received.append(value) }
+
+    field.userTypes(" 42 ")
+
+    #expect(received == [0, 42])
+  }
+
+  @Test func sinksAreNotCalledForRejectedChanges() {
+    let model = Model()
+    var received: [Int] = []
+    Bind.inout(model, \.int)
+      .out(key: "record") { received.append($0) }
+      .filter { $0 >= 0 }
+
+    model.int = -1
+    model.int = 3
+    model.int = -2
+
+    #expect(received == [0, 3])
+  }
+
+  @Test func sinksAreNotCalledForFailedInwardConversions() {
+    let model = Model()
+    let field = TextField()
+    let errors = ErrorLog()
+    var calls = 0
+    Bind.inout(model, \.int)
+      .onError(errors.handler)
+      .inout(field, \.text, on: .editingChanged)
+      .out(key: "count") { _ in calls += 1 }
+
+    field.userTypes("not a number")
+
+    #expect(calls == 1)
+    #expect(errors.errors.count == 1)
+  }
+
+  @Test func sinksAreCalledOnEveryAcceptedChangeEvenWhenEqual() {
+    let model = Model()
+    var calls = 0
+    Bind.inout(model, \.bool).out(key: "count") { _ in calls += 1 }
+
+    model.bool = false
+    model.bool = false
+
+    #expect(calls == 3)
+  }
+
+  @Test func sinksAreNotCountedAsMembers() {
+    let model = Model()
+    let label = Plain()
+    let chain = Bind.inout(model, \.int)
+      .out(label, \.int)
+      .out(key: "one") { _ in }
+      .out(key: "two") { _ in }
+
+    #expect(chain.memberCount == 2)
+  }
+
+  @Test func sinksOfOneChainDoNotSeeAnotherChain() {
+    let first = Model()
+    let second = Model()
+    var firstCalls: [Int] = []
+    var secondCalls: [Int] = []
+    Bind.inout(first, \.int).out(key: "sink") { firstCalls.append($0) }
+    Bind.inout(second, \.int).out(key: "sink") { secondCalls.append($0) }
+
+    first.int = 1
+
+    #expect(firstCalls == [0, 1])
+    #expect(secondCalls == [0])
+  }
+}
