@@ -1,0 +1,103 @@
+import Testing
+
+@testable import ChainBind
+
+// Focused tests for bugs found while building ChainBind, one per bug, named after the behaviour
+// that was wrong.
+
+private final class ClampedGauge {
+  @Bound var level = 0 {
+    didSet { if level > 10 { level = 10 } }
+  }
+}
+
+private struct Opaque {
+  var tag: Int
+}
+
+private final class OpaqueHolder {
+  @Bound var value = Opaque(tag: 1) { didSet { sets += 1 } }
+  var sets = 0
+}
+
+private class RegressionBase {
+  @Bound var x = 5
+}
+
+private final class RegressionSub: RegressionBase {
+  var doubled: Int {
+    get { x * 2 }
+    set { x = newValue / 2 }
+  }
+}
+
+@Suite struct RegressionTests {
+  @Test func aSetterThatClampsTheChainsWriteIsAChangeDeliveredAfterIt() {
+    let model = Model()
+    let gauge = ClampedGauge()
+    var seen: [Int] = []
+    Bind.inout(model, \.int).inout(gauge, \.level).out(key: "log") { seen.append($0) }
+
+    model.int = 15
+
+    #expect(gauge.level == 10)
+    #expect(model.int == 10)
+    #expect(seen == [0, 15, 10])
+  }
+
+  @Test func startingAChainDoesNotWriteTheHeadWithItsOwnValue() {
+    let holder = OpaqueHolder()
+
+    Bind.inout(holder, \.value)
+
+    #expect(holder.sets == 0)
+  }
+
+  @Test func anErrorHandlerSetBeforeUnbindingStillReceivesErrors() throws {
+    let log = ErrorLog()
+    let chain = Bind.inout(Model(), \.int).onError(log.handler)
+    chain.unbind()
+
+    chain.out(Plain(), \.int)
+
+    let error = try #require(log.errors.first)
+    #expect(error.cause == .chainInactive)
+  }
+
+  @Test func aSubclassComputedPropertyOverAnInheritedBoundPropertyIsNotObservable() throws {
+    let sub = RegressionSub()
+    let log = ErrorLog()
+    let model = Model()
+
+    Bind.inout(model, \.int).onError(log.handler).inout(sub, \.doubled)
+
+    let error = try #require(log.errors.first)
+    #expect(error.cause == .notObservable)
+    sub.x = 21
+    #expect(model.int == 0)
+  }
+
+  @Test func anInheritedBoundPropertyBoundThroughTheSubclassSends() {
+    let sub = RegressionSub()
+    let model = Model()
+    Bind.inout(model, \.int).inout(sub, \.x)
+
+    sub.x = 8
+
+    #expect(model.int == 8)
+  }
+
+  @Test func addingAMemberPrunesMembersWhoseObjectsAreGone() {
+    let model = Model()
+    let chain = Bind.inout(model, \.int)
+    do {
+      let gone = Plain()
+      chain.out(gone, \.int)
+    }
+    #expect(chain.core.snapshotMembers().count == 2)
+
+    chain.out(Plain(), \.double, convert: { Double($0) })
+
+    #expect(chain.core.snapshotMembers().count == 2)
+  }
+}
