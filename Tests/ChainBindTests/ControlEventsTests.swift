@@ -150,12 +150,14 @@ extension Chain {
     @Test func controlsBoundOnlyWithoutOnAreRemovedWhenDeallocated() {
       let model = Model()
       let stringChain = Bind.inout(model, \.string)
-      let doubleChain = Bind.inout(model, \.double)
+      let errors = ErrorLog()
+      let doubleChain = Bind.inout(model, \.double).onError(errors.handler)
       do {
         let field = TextField()
         let slider = Slider()
         stringChain.out(field, \.text)
         doubleChain.inout(slider, \.value)
+        #expect(errors.errors.map(\.cause) == [.notObservable])
         #expect(stringChain.attachedMemberCount == 2)
         #expect(doubleChain.attachedMemberCount == 2)
       }

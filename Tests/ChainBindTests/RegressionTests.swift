@@ -100,4 +100,33 @@ private final class RegressionSub: RegressionBase {
 
     #expect(chain.core.snapshotMembers().count == 2)
   }
+
+  @Test func aChainWithoutSendersSurvivesTheDeathOfOneOfItsMembers() {
+    let head = Plain()
+    let log = ErrorLog()
+    let chain = Bind.inout(head, \.int)
+    do {
+      let gone = Plain()
+      chain.onError(log.handler).out(gone, \.int)
+    }
+    let field = TextField()
+
+    chain.inout(field, \.text, on: .editingChanged)
+    field.userTypes("12")
+
+    #expect(chain.isActive)
+    #expect(log.errors.isEmpty)
+    #expect(head.int == 12)
+  }
+
+  @Test func aChainIsReleasedWhenItsLastMemberGoes() {
+    let chain: Chain<Int>
+    do {
+      let head = Plain()
+      chain = Bind.inout(head, \.int)
+    }
+
+    #expect(chain.memberCount == 0)
+    #expect(!chain.isActive)
+  }
 }

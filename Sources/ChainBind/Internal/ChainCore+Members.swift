@@ -89,17 +89,13 @@ extension ChainCore {
     if role.sends && !isObservable {
       // DESIGN §2.2: reported at bind time; the member still receives when it can.
       let canReceive = member.canReceive
-      report(
-        BindingError(
-          chain: code, member: member.label.description,
-          cause: canReceive ? .notObservable : .notObservableOrWritable))
+      report(member.error(canReceive ? .notObservable : .notObservableOrWritable))
       guard canReceive else { return }
       member.role = .out
     }
     if probe?.installed == true { token.observer = member }
     guard registry.attach(member, object: object) else {
-      report(
-        BindingError(chain: code, member: member.label.description, cause: .chainInactive))
+      report(member.error(.chainInactive))
       return
     }
     if case .control(let subscribe) = source {

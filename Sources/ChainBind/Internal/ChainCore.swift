@@ -36,13 +36,16 @@ class AnyChain: @unchecked Sendable {
     }
   }
 
-  // Registry lock held. Returns whether a sending member is left.
+  // Registry lock held. Returns whether the chain should be released: its last sending member
+  // left (DESIGN §5.3), or no member at all is left. A chain that never had a sender (its head
+  // is not observable) stays while it has members: a sender may still join it.
   func remove(_ member: AnyMember) -> Bool {
     lock.run {
       if let index = members.firstIndex(where: { $0 === member }) {
         members.remove(at: index)
       }
-      return members.contains { $0.role.sends }
+      if members.isEmpty { return true }
+      return member.role.sends && !members.contains { $0.role.sends }
     }
   }
 

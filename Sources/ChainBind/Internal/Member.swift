@@ -51,6 +51,11 @@ class AnyMember: @unchecked Sendable {
 
   var label: MemberLabel { MemberLabel(keyPath: keyPath, storageKeyPath: storageKeyPath) }
 
+  // An error about this member, in its chain.
+  func error(_ cause: BindingError.Cause) -> BindingError {
+    BindingError(chain: chain.code, member: label.description, cause: cause)
+  }
+
   // A control this member is subscribed to sent the member's event.
   func controlEventDidFire() {}
 }
@@ -155,10 +160,8 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     let target = unsafeDowncast(anyObject, to: Object.self)
     guard let converted = conversion.toMember(value) else {
       return .failed(
-        BindingError(
-          chain: chain.code, member: label.description,
-          cause: .conversionFailed(
-            value: describe(value), from: "\(Value.self)", to: "\(Target.self)")))
+        error(
+          .conversionFailed(value: describe(value), from: "\(Value.self)", to: "\(Target.self)")))
     }
     if let isEqual, isEqual(access.read(target), converted) { return .unchanged }
     isWriting = true
@@ -179,9 +182,8 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     guard role.sends, isAttached, conversion.convertsBack else { return }
     guard let value = conversion.toChain(newValue) else {
       typedChain.report(
-        BindingError(
-          chain: chain.code, member: label.description,
-          cause: .backConversionFailed(
+        error(
+          .backConversionFailed(
             value: describe(newValue), from: "\(Target.self)", to: "\(Value.self)")))
       return
     }

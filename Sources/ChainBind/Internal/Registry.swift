@@ -147,12 +147,12 @@ final class Registry: @unchecked Sendable {
     removeFromChain(member, garbage: &garbage)
   }
 
-  // A chain with no sending member left is released (DESIGN §5.3).
+  // A chain whose last sending member left is released (DESIGN §5.3).
   private func removeFromChain(_ member: AnyMember, garbage: inout Garbage) {
     let chain = member.chain
     guard chain.isActive else { return }
     garbage.touched.append(chain)
-    if !chain.remove(member) {
+    if chain.remove(member) {
       releaseLocked(chain, garbage: &garbage)
     }
   }
