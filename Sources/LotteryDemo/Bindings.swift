@@ -1,0 +1,65 @@
+import ChainBind
+import Foundation
+
+/// The one place where the model meets the widgets.
+///
+/// Every value on the screen gets there through one of these chains, and every edit the user
+/// makes gets back to the model through them. Nothing else in the demo copies a value into a
+/// widget.
+enum Bindings {
+  /// Binds every widget of `view` to `lottery`.
+  ///
+  /// The chains hold neither the model nor the widgets: they live as long as the model does and
+  /// drop a widget the moment it is deallocated.
+  static func connect(_ lottery: Lottery, to view: LotteryView) {
+    // The issue number: Int -> String for the label (automatic conversion), and a colour for the
+    // background (a conversion of our own).
+    Bind.inout(lottery, \.sn)
+      .out(view.snLabel, \.text)
+      .out(view.background, \.color, convert: { BackgroundColor(issue: $0) })
+
+    // The win rate, shown twice and edited two ways. The slider sends on .valueChanged; the
+    // switch reads "rate is 1.0" and writes 1.0 (on) or 0.1 (off), so the slider at exactly 1.0
+    // turns the switch on and the switch moves the slider. One chain: no loop, no echo.
+    Bind.inout(lottery, \.winRate)
+      .out(view.rateLabel, \.text, convert: { String(format: "%.1f", $0) })
+      .out(view.chanceLabel, \.text, convert: { chance(forRate: $0) })
+      .inout(view.rateSlider, \.value, on: .valueChanged)
+      .inout(
+        view.jackpotSwitch, \.isOn, on: .valueChanged,
+        convert: { $0 == 1.0 }, back: { $0 ? 1.0 : 0.1 }
+      )
+      .filter { (0.0...1.0).contains($0) }
+
+    // The last code: a label (nil before the first draw) and the rolling wheels. The wheels
+    // are a keyed sink, called on every draw, so the same code twice still rolls.
+    Bind.inout(lottery, \.code)
+      .out(view.codeLabel, \.text, convert: { $0 ?? "---" })
+      .out(key: "roll") { [weak display = view.rollingDisplay] code in display?.roll(to: code) }
+
+    // The winning code: the label, and the text field the user types into. The filter rejects
+    // a 4th digit (or a non-digit), and the field goes back to the last accepted code.
+    Bind.inout(lottery, \.winCode)
+      .out(view.winCodeLabel, \.text, convert: { SlotMachine.effectiveWinCode($0) })
+      .inout(view.winCodeField, \.text, on: .editingChanged)
+      .filter { $0.count <= 3 && $0.allSatisfy { ("0"..."9").contains($0) } }
+
+    // The outcome: a label (Bool -> String), the lamp (lit when won: negated into isDark), and a
+    // keyed sink that starts or stops the flashing.
+    Bind.inout(lottery, \.isWin)
+      .out(view.isWinLabel, \.text)
+      .out(view.lamp, \.isDark, negated: true)
+      .out(key: "flash") { [weak lamp = view.lamp] isWin in
+        if isWin { lamp?.startFlashing() } else { lamp?.stopFlashing() }
+      }
+
+    // The history is read-only outside the model, so it is an `in` head: it sends, never receives.
+    Bind.in(lottery, \.history)
+      .out(view.historyList, \.draws)
+  }
+
+  /// The chance to win at `rate`, as "3 in 10".
+  static func chance(forRate rate: Double) -> String {
+    "\(SlotMachine.winningSlotCount(forRate: rate)) in \(SlotMachine.slotCount)"
+  }
+}

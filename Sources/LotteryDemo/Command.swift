@@ -1,0 +1,111 @@
+/// One thing the user does, as typed in interactive mode or played by the script.
+enum Command: Equatable {
+  /// Lists the commands.
+  case help
+  /// Pulls the lever: draws the current issue.
+  case draw
+  /// Sets the model's win rate directly, as code (or a server) would.
+  case rate(Double)
+  /// Drags the rate slider.
+  case slide(Double)
+  /// Flips the jackpot switch.
+  case switchTo(isOn: Bool)
+  /// Types characters into the win-code field, one keystroke each.
+  case type(String)
+  /// Deletes the last character of the win-code field.
+  case backspace
+  /// Sets the model's winning code directly, as code (or a server) would.
+  case winCode(String)
+  /// Lists the past draws.
+  case history
+  /// Ends the session.
+  case quit
+
+  /// The commands and what they do, for `help`.
+  static let summary: [(usage: String, meaning: String)] = [
+    ("help", "show this list"),
+    ("draw", "pull the lever: draw the next issue"),
+    ("rate <0…1>", "set the model's win rate (the widgets follow)"),
+    ("slide <0…1>", "drag the rate slider"),
+    ("switch on|off", "flip the jackpot switch (on: rate 1.0, off: rate 0.1)"),
+    ("type <digits>", "type into the win-code field, one key at a time"),
+    ("backspace", "delete the last character of the win-code field"),
+    ("wincode <code>", "set the model's winning code (at most 3 digits)"),
+    ("history", "list the past draws, newest first"),
+    ("quit", "leave (end of input works too)"),
+  ]
+
+  /// Reads a command from a line; `nil` for a blank line.
+  ///
+  /// - Throws: A ``CommandError`` that says what was expected.
+  static func parse(_ line: String) throws(CommandError) -> Command? {
+    let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+    guard let name = words.first?.lowercased() else { return nil }
+    let arguments = Array(words.dropFirst())
+
+    func noArgument(_ command: Command) throws(CommandError) -> Command {
+      guard arguments.isEmpty else { throw CommandError("'\(name)' takes no argument") }
+      return command
+    }
+    func oneArgument(expected: String) throws(CommandError) -> String {
+      guard arguments.count == 1 else { throw CommandError("'\(name)' takes \(expected)") }
+      return arguments[0]
+    }
+    func fraction() throws(CommandError) -> Double {
+      let expected = "a number from 0 to 1, such as '\(name) 0.5'"
+      let text = try oneArgument(expected: expected)
+      guard let value = Double(text), value.isFinite, (0.0...1.0).contains(value) else {
+        throw CommandError("'\(name)' takes \(expected), not '\(text)'")
+      }
+      return value
+    }
+
+    switch name {
+    case "help", "?": return try noArgument(.help)
+    case "draw": return try noArgument(.draw)
+    case "rate": return .rate(try fraction())
+    case "slide": return .slide(try fraction())
+    case "switch":
+      let expected = "'on' or 'off', such as 'switch on'"
+      switch try oneArgument(expected: expected).lowercased() {
+      case "on": return .switchTo(isOn: true)
+      case "off": return .switchTo(isOn: false)
+      case let other: throw CommandError("'switch' takes \(expected), not '\(other)'")
+      }
+    case "type": return .type(try oneArgument(expected: "the digits to type, such as 'type 777'"))
+    case "backspace": return try noArgument(.backspace)
+    case "wincode":
+      return .winCode(
+        try oneArgument(expected: "a code of at most 3 digits, such as 'wincode 777'"))
+    case "history": return try noArgument(.history)
+    case "quit", "exit": return try noArgument(.quit)
+    default: throw CommandError("unknown command '\(words[0])'; type 'help' for the list")
+    }
+  }
+
+  /// The command as the user would type it.
+  var typed: String {
+    switch self {
+    case .help: "help"
+    case .draw: "draw"
+    case .rate(let value): "rate \(value)"
+    case .slide(let value): "slide \(value)"
+    case .switchTo(let isOn): "switch \(isOn ? "on" : "off")"
+    case .type(let text): "type \(text)"
+    case .backspace: "backspace"
+    case .winCode(let code): "wincode \(code)"
+    case .history: "history"
+    case .quit: "quit"
+    }
+  }
+}
+
+/// A line that is not a command, or a command with a bad value: says what was expected.
+struct CommandError: Error, Equatable, CustomStringConvertible {
+  /// What was wrong and what was expected.
+  let description: String
+
+  init(_ description: String) {
+    self.description = description
+  }
+}

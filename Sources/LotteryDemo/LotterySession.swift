@@ -1,0 +1,118 @@
+/// One run of the lottery: the model, its view model, the widgets and the chains between them.
+///
+/// It performs commands the way a user would: `slide` drags the slider, `type` presses keys in
+/// the field, `draw` asks the view model to draw. Then it presents the screen. It never copies a
+/// value into a widget; the chains set up once in `init` do.
+final class LotterySession {
+  /// The draw logic and the model.
+  let viewModel: LotteryViewModel
+  /// The widgets.
+  let view = LotteryView()
+  private let console: Console
+
+  /// Creates the session and binds the widgets to the model.
+  init(seed: UInt64, console: Console) {
+    self.viewModel = LotteryViewModel(seed: seed)
+    self.console = console
+    Bindings.connect(viewModel.lottery, to: view)
+  }
+
+  /// The model.
+  var lottery: Lottery { viewModel.lottery }
+
+  /// The screen that draws the widgets.
+  var screen: Screen { Screen(view: view) }
+
+  /// Does what `command` says, reports it, and presents the screen when anything can have changed.
+  ///
+  /// - Parameters:
+  ///   - command: What the user does.
+  ///   - showsScreen: Whether to present the screen afterwards; the script groups a few
+  ///     commands under one screen.
+  /// - Returns: `false` for `quit`.
+  @discardableResult
+  func perform(_ command: Command, showsScreen: Bool = true) -> Bool {
+    switch command {
+    case .help:
+      say(Self.helpText)
+      return true
+    case .history:
+      say(screen.historyText())
+      return true
+    case .quit:
+      say("Bye.\n")
+      return false
+    case .draw:
+      say("Drawing issue #\(view.snLabel.text)...\n")
+      viewModel.draw()
+    case .rate(let rate):
+      say("The model sets winRate = \(rate); the widgets follow.\n")
+      lottery.winRate = rate
+    case .slide(let position):
+      view.rateSlider.slide(to: position)
+    case .switchTo(let isOn):
+      if !view.jackpotSwitch.turn(on: isOn) {
+        say("The switch is already \(isOn ? "on" : "off").\n")
+      }
+    case .type(let text):
+      text.forEach(press)
+    case .backspace:
+      pressBackspace()
+    case .winCode(let code):
+      lottery.winCode = code
+      if lottery.winCode != code {
+        say(
+          "The model's winCode was set to '\(code)': rejected by the filter"
+            + " (digits only, at most 3);"
+            + " it stays '\(lottery.winCode)'.\n")
+      }
+    }
+    if showsScreen { presentScreen() }
+    return true
+  }
+
+  /// Presents the screen as the widgets show it now.
+  func presentScreen() {
+    screen.present(on: console)
+  }
+
+  /// The list of commands.
+  static var helpText: String {
+    let width = Command.summary.map(\.usage.count).max() ?? 0
+    return "Commands:\n"
+      + Command.summary.map { "  \($0.usage.padded(to: width))  \($0.meaning)\n" }.joined()
+  }
+
+  /// Writes a line (or several) to the console.
+  func say(_ text: String) {
+    console.write(text)
+  }
+
+  /// Writes an error to the console, on standard output: in a session it is part of the dialog.
+  func complain(_ error: CommandError) {
+    console.write("! \(error.description)\n")
+  }
+
+  private func press(_ key: Character) {
+    let field = view.winCodeField
+    let typed = field.text + String(key)
+    field.type(key)
+    if field.text == typed {
+      say("  key '\(key)' -> field [\(field.text)]\n")
+    } else {
+      say(
+        "  key '\(key)' -> rejected by the filter (digits only, at most 3):"
+          + " the field reverts to [\(field.text)]\n")
+    }
+  }
+
+  private func pressBackspace() {
+    let field = view.winCodeField
+    guard !field.text.isEmpty else {
+      say("  backspace -> the field is already empty\n")
+      return
+    }
+    field.deleteBackward()
+    say("  backspace -> field [\(field.text)]\n")
+  }
+}

@@ -1,0 +1,42 @@
+/// The lottery's behaviour: it draws, and writes the outcome into the model.
+///
+/// It never touches a widget. The chains in `Bindings` take each change of the model to the
+/// screen, so a draw is four assignments and nothing else.
+final class LotteryViewModel {
+  /// The model the widgets are bound to.
+  let lottery: Lottery
+  private var generator: SplitMix64
+
+  /// Creates a view model whose random codes and picks follow `seed`.
+  init(lottery: Lottery = Lottery(), seed: UInt64) {
+    self.lottery = lottery
+    self.generator = SplitMix64(seed: seed)
+  }
+
+  /// Draws the current issue: fills the slots, picks one uniformly, and updates the model.
+  @discardableResult
+  func draw() -> Draw {
+    let machine = SlotMachine(
+      winRate: lottery.winRate, winCode: lottery.winCode, using: &generator)
+    return draw(machine.slots[machine.pick(using: &generator)], winCode: machine.winCode)
+  }
+
+  /// Draws the current issue with a slot chosen by the caller instead of at random.
+  ///
+  /// The draw rule's tests use it to go through all ten slots.
+  @discardableResult
+  func draw(pickingSlot index: Int) -> Draw {
+    let machine = SlotMachine(
+      winRate: lottery.winRate, winCode: lottery.winCode, using: &generator)
+    return draw(machine.slots[index], winCode: machine.winCode)
+  }
+
+  private func draw(_ code: String, winCode: String) -> Draw {
+    let draw = Draw(sn: lottery.sn, code: code, winCode: winCode)
+    lottery.sn += 1
+    lottery.code = code
+    lottery.isWin = draw.isWin
+    lottery.record(draw)
+    return draw
+  }
+}

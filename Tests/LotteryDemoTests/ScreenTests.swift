@@ -1,0 +1,36 @@
+import Testing
+
+@testable import LotteryDemo
+
+@Suite struct ScreenTests {
+  @Test func plainScreenHasNoEscapeCodesAndNoPauses() {
+    let (session, console) = makeSession()
+    session.perform(.rate(1))
+    session.perform(.draw)
+    #expect(!console.output.contains("\u{1B}"))
+    #expect(console.pauses == 0)
+    #expect(console.output.contains("lamp (*) flashing"))
+    #expect(console.output.contains("*** WIN! the lamp flashes ***"))
+  }
+
+  @Test func everyLineOfTheScreenHasTheSameWidth() {
+    let (session, _) = makeSession()
+    session.perform(.draw, showsScreen: false)
+    let lines = session.screen.lines(styled: false)
+    #expect(lines.count == 11)
+    #expect(Set(lines.map(\.count)) == [48])
+  }
+
+  @Test func styledScreenPaintsTheBackgroundAndAnimates() {
+    let (session, console) = makeSession(styled: true)
+    session.perform(.rate(1))
+    session.perform(.draw)
+    // issue #2: magenta, white text
+    #expect(console.output.contains("\u{1B}[0;97;45m+---"))
+    // the lamp blinks on the screen's background
+    #expect(console.output.contains("\u{1B}[0;97;45;5;1;93m(*)"))
+    // the wheels rolled and the lamp flashed, frame by frame
+    #expect(console.output.contains("rolling"))
+    #expect(console.pauses > 10)
+  }
+}
