@@ -172,7 +172,14 @@ public enum Bind {
   /// ```
   public static var fallbackErrorHandler: @Sendable (BindingError) -> Void {
     get { fallbackHandler.withLock { $0 } }
-    set { fallbackHandler.withLock { $0 = newValue } }
+    set {
+      let replaced = fallbackHandler.withLock { handler in
+        defer { handler = newValue }
+        return handler
+      }
+      // Released after unlocking: its captures' deinits may read or set this handler.
+      withExtendedLifetime(replaced) {}
+    }
   }
 
   private static let fallbackHandler = Mutex<@Sendable (BindingError) -> Void>(

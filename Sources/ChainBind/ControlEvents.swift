@@ -77,10 +77,19 @@ public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
   }
 
   func subscribe(_ member: AnyMember, to event: Event?) {
-    lock.run {
-      subscriptions.removeAll { $0.member == nil }
+    // Members found alive while pruning are kept in `live` and released after unlocking: a
+    // member released under the lock could be the last reference, and its deinit runs user code.
+    let live = lock.run { () -> [AnyMember] in
+      var live: [AnyMember] = []
+      subscriptions.removeAll { subscription in
+        guard let member = subscription.member else { return true }
+        live.append(member)
+        return false
+      }
       subscriptions.append(Subscription(event: event, member: member))
+      return live
     }
+    withExtendedLifetime(live) {}
   }
 
   deinit {

@@ -155,7 +155,8 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
     }
   }
 
-  @Suite struct Reporting {
+  // The tests that replace the process-wide fallback handler run one at a time, here.
+  @Suite(.serialized) struct Reporting {
     @Test func errorsOfChainsWithoutHandlerGoToTheFallbackHandler() {
       let previous = Bind.fallbackErrorHandler
       defer { Bind.fallbackErrorHandler = previous }
@@ -177,6 +178,19 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect(log.errors.map(\.cause) == [.notObservable])
     }
 
+    @Test func replacingTheFallbackHandlerReleasesTheOldOneOutsideItsLock() {
+      let original = Bind.fallbackErrorHandler
+      do {
+        let watcher = ReleaseWatcher()
+        Bind.fallbackErrorHandler = { [watcher] error in
+          withExtendedLifetime(watcher) {}
+          original(error)
+        }
+      }
+      // Traps ("Recursive call to lock Mutex") if the replaced handler dies under the lock.
+      Bind.fallbackErrorHandler = original
+    }
+
     @Test func bindingErrorIsASendableError() async throws {
       let model = Model()
       let log = ErrorLog()
@@ -192,6 +206,11 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect((existential as? BindingError)?.chain == chain.code)
     }
   }
+}
+
+/// Reads the fallback handler when it dies, as a logger's deinit might.
+private final class ReleaseWatcher: Sendable {
+  deinit { _ = Bind.fallbackErrorHandler }
 }
 
 extension ErrorTests {

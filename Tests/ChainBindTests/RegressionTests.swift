@@ -31,6 +31,19 @@ private final class RegressionSub: RegressionBase {
   }
 }
 
+private final class Cell {
+  @Bound var value = 0
+}
+
+private final class ReactingCell {
+  let onSet: (Int) -> Void
+  @Bound var value = 0 { didSet { onSet(value) } }
+
+  init(onSet: @escaping (Int) -> Void) {
+    self.onSet = onSet
+  }
+}
+
 @Suite struct RegressionTests {
   @Test func aSetterThatClampsTheChainsWriteIsAChangeDeliveredAfterIt() {
     let model = Model()
@@ -128,5 +141,111 @@ private final class RegressionSub: RegressionBase {
 
     #expect(chain.memberCount == 0)
     #expect(!chain.isActive)
+  }
+
+  @Test func aMemberWhoseOwnChangeIsQueuedKeepsItAndDeliversIt() {
+    let first = Cell()
+    let last = Cell()
+    let middle = ReactingCell { value in if value == 1 { last.value = 5 } }
+    var seen: [Int] = []
+    let chain = Bind.inout(first, \.value).inout(middle, \.value).inout(last, \.value)
+      .out(key: "log") { seen.append($0) }
+
+    first.value = 1
+
+    #expect(seen == [0, 1, 5])
+    #expect(first.value == 5)
+    #expect(middle.value == 5)
+    #expect(last.value == 5)
+    chain.unbind()
+  }
+
+  @Test func aConvertClosureThatUnbindsItsMemberStopsTheWrite() {
+    let model = Model()
+    let plain = Plain()
+    let chain = Bind.inout(model, \.int)
+      .out(
+        plain, \.int,
+        convert: { value in
+          if value == 7 { Bind.unbind(plain, \.int) }
+          return value
+        })
+
+    model.int = 7
+
+    #expect(plain.int == 0)
+    #expect(plain.intWrites == 0)
+    chain.unbind()
+  }
+
+  @Test func aFilterThatUnbindsTheOriginDoesNotRevertIt() {
+    let model = Model()
+    let other = Cell()
+    let chain = Bind.inout(model, \.int).inout(other, \.value)
+      .filter { value in
+        if value == 5 { Bind.unbind(model, \.int) }
+        return value < 5
+      }
+
+    model.int = 5
+
+    #expect(model.int == 5)
+    #expect(other.value == 0)
+    chain.unbind()
+  }
+
+  @Test func reAddingTheOnlySenderAsOutReleasesTheChain() {
+    let model = Model()
+    let plain = Plain()
+    let chain = Bind.inout(model, \.int).out(plain, \.int)
+
+    chain.out(model, \.int)
+
+    #expect(!chain.isActive)
+    model.int = 3
+    #expect(plain.int == 0)
+  }
+
+  @Test func aMemberAddedByAFilterGetsTheAcceptedChange() {
+    let model = Model()
+    let plain = Plain()
+    var seen: [Int] = []
+    var added = false
+    let chain = Bind.inout(model, \.int)
+    chain.filter { _ in
+      if !added {
+        added = true
+        chain.out(plain, \.int).out(key: "log") { seen.append($0) }
+      }
+      return true
+    }
+
+    model.int = 9
+
+    #expect(plain.int == 9)
+    #expect(seen == [0, 9])
+    chain.unbind()
+  }
+
+  @Test func aQueuedChangeIsDeliveredEvenIfItsMemberLeftMeanwhile() {
+    let source = Cell()
+    let other = Cell()
+    let plain = Plain()
+    var unboundOnce = false
+    let chain = Bind.inout(source, \.value).inout(other, \.value).out(plain, \.int)
+      .out(key: "react") { value in
+        if value == 1 && !unboundOnce {
+          unboundOnce = true
+          source.value = 2
+          Bind.unbind(source, \.value)
+        }
+      }
+
+    other.value = 1
+
+    #expect(chain.isActive)
+    #expect(plain.int == 2)
+    #expect(other.value == 2)
+    chain.unbind()
   }
 }

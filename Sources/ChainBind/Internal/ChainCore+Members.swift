@@ -94,8 +94,12 @@ extension ChainCore {
       member.role = .out
     }
     if probe?.installed == true { token.observer = member }
-    guard registry.attach(member, object: object) else {
+    switch registry.attach(member, object: object) {
+    case .attached: break
+    case .chainInactive:
       report(member.error(.chainInactive))
+      return
+    case .chainReleased:
       return
     }
     if case .control(let subscribe) = source {

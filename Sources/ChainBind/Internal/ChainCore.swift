@@ -23,16 +23,27 @@ class AnyChain: @unchecked Sendable {
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }
 
-  // Registry lock held. Returns false when the chain was released meanwhile.
-  func insert(_ member: AnyMember, replacing old: AnyMember?) -> Bool {
+  enum InsertOutcome {
+    case inserted
+    // The chain was released meanwhile.
+    case inactive
+    // Inserted in place of a sender that was the chain's last: the chain must be released.
+    case lastSenderReplaced
+  }
+
+  // Registry lock held.
+  func insert(_ member: AnyMember, replacing old: AnyMember?) -> InsertOutcome {
     lock.run {
-      guard isActive else { return false }
-      if let old, let index = members.firstIndex(where: { $0 === old }) {
-        members[index] = member
-      } else {
+      guard isActive else { return .inactive }
+      guard let old, let index = members.firstIndex(where: { $0 === old }) else {
         members.append(member)
+        return .inserted
       }
-      return true
+      members[index] = member
+      if old.role.sends && !members.contains(where: { $0.role.sends }) {
+        return .lastSenderReplaced
+      }
+      return .inserted
     }
   }
 
@@ -167,7 +178,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     guard var turn = beginTurn(origin: origin, value: value) else { return }
     var dead: [AnyMember] = []
     while true {
-      deliverOne(turn, dead: &dead)
+      deliverOne(&turn, dead: &dead)
       guard let next = nextTurn() else { break }
       turn = next
     }
@@ -178,17 +189,18 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     let origin: MemberNode<Value>
     let value: Value
     let previous: Value
-    let isAccepted: Bool
-    let members: ContiguousArray<AnyMember>
     let filters: ContiguousArray<(Value) -> Bool>
-    let sinks: ContiguousArray<Sink<Value>>
-    let errorHandler: ((BindingError) -> Void)?
+    var errorHandler: ((BindingError) -> Void)?
+    // Who receives an accepted change, copied when it is accepted: at the turn's start when the
+    // chain has no filters, else after they pass (so a member a filter added gets the change).
+    var receivers: (members: ContiguousArray<AnyMember>, sinks: ContiguousArray<Sink<Value>>)?
   }
 
   private func beginTurn(origin: MemberNode<Value>, value: Value) -> Turn? {
     lock.run { () -> Turn? in
       guard isActive else { return nil }
       if isDelivering {
+        origin.pendingChanges.add(1, ordering: .relaxed)
         queue.append(PendingChange(origin: origin, value: value))
         return nil
       }
@@ -206,9 +218,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         return (nil, dropped)
       }
       let pending = queue.removeFirst()
+      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
       return (makeTurn(origin: pending.origin, value: pending.value), [])
     }
-    _ = dropped
+    for pending in dropped { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
     return turn
   }
 
@@ -216,35 +229,48 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // end take the lock.
   private func makeTurn(origin: MemberNode<Value>, value: Value) -> Turn {
     let previous = current
-    let isAccepted = filters.isEmpty
-    if isAccepted { current = value }
-    return Turn(
-      origin: origin, value: value, previous: previous, isAccepted: isAccepted,
-      members: members, filters: filters, sinks: sinks, errorHandler: errorHandler)
+    var turn = Turn(
+      origin: origin, value: value, previous: previous, filters: filters,
+      errorHandler: errorHandler)
+    if filters.isEmpty {
+      current = value
+      turn.receivers = (members, sinks)
+    }
+    return turn
   }
 
-  private func deliverOne(_ turn: Turn, dead: inout [AnyMember]) {
+  private func deliverOne(_ turn: inout Turn, dead: inout [AnyMember]) {
     let origin = turn.origin
-    guard origin.isAttached else {
-      if !turn.isAccepted { return }
-      // Accepted at the start of the turn but its member left meanwhile: restore.
-      lock.run { current = turn.previous }
-      return
-    }
-    if !turn.isAccepted {
+    if turn.receivers == nil {
       for filter in turn.filters where !filter(turn.value) {
-        // Rejected: nothing is written, no sink runs, the origin gets the last accepted value.
-        handle(origin.receive(turn.previous), of: origin, turn: turn, dead: &dead)
+        // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
+        // last accepted value back.
+        if origin.isAttached && isActive {
+          handle(origin.receive(turn.previous), of: origin, turn: turn, dead: &dead)
+        }
         return
       }
-      lock.run { current = turn.value }
+      let accepted = lock.run {
+        () -> (ContiguousArray<AnyMember>, ContiguousArray<Sink<Value>>, ((BindingError) -> Void)?)
+        in
+        current = turn.value
+        return (members, sinks, errorHandler)
+      }
+      turn.receivers = (accepted.0, accepted.1)
+      turn.errorHandler = accepted.2
     }
-    for member in turn.members where member !== origin && member.role.receives {
-      guard member.isAttached, isActive else { continue }
+    guard let receivers = turn.receivers else { return }
+    // The origin is not written back, even when it left the chain meanwhile: its change was
+    // made while it was a member, so it is delivered all the same.
+    for member in receivers.members where member !== origin && member.role.receives {
+      // A member with a change of its own waiting in the queue keeps that newer value: the
+      // change is delivered next, and this older one must not overwrite it.
+      guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+      else { continue }
       let node = unsafeDowncast(member, to: MemberNode<Value>.self)
       handle(node.receive(turn.value), of: node, turn: turn, dead: &dead)
     }
-    for sink in turn.sinks where !sink.isRemoved && isActive {
+    for sink in receivers.sinks where !sink.isRemoved && isActive {
       sink.body(turn.value)
     }
   }

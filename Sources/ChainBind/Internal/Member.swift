@@ -36,6 +36,9 @@ class AnyMember: @unchecked Sendable {
   // a control's events are ignored until the write returns.
   var isWriting = false
   private let attached = Atomic<Bool>(true)
+  // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
+  // the delivering thread, which must not overwrite a member's newer, queued value.
+  let pendingChanges = Atomic<Int>(0)
 
   init(object: AnyObject, keyPath: AnyKeyPath, chain: AnyChain, role: MemberRole) {
     self.objectID = ObjectIdentifier(object)
@@ -164,6 +167,8 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
           .conversionFailed(value: describe(value), from: "\(Value.self)", to: "\(Target.self)")))
     }
     if let isEqual, isEqual(access.read(target), converted) { return .unchanged }
+    // The conversion and the getter are user code: they may have unbound this member.
+    guard isAttached, chain.isActive else { return .skipped }
     isWriting = true
     access.write(converted, to: target)
     isWriting = false

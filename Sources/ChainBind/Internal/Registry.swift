@@ -50,14 +50,22 @@ final class Registry: @unchecked Sendable {
 
   // MARK: Attach
 
+  enum AttachOutcome {
+    case attached
+    // The chain was released before the member could join it.
+    case chainInactive
+    // The member replaced the chain's last sender with a member that does not send, so the
+    // chain was released (DESIGN §5.3).
+    case chainReleased
+  }
+
   // Makes `member` a member of its chain, moving `(object, keyPath)` out of any other chain or
   // replacing it in place in the same chain. Registers the chain when it is new.
-  // Returns false when the chain was released meanwhile.
-  func attach(_ member: AnyMember, object: AnyObject) -> Bool {
-    let (attached, garbage) = lock.run { () -> (Bool, Garbage) in
+  func attach(_ member: AnyMember, object: AnyObject) -> AttachOutcome {
+    let (outcome, garbage) = lock.run { () -> (AttachOutcome, Garbage) in
       var garbage = Garbage()
       let chain = member.chain
-      guard chain.isActive else { return (false, garbage) }
+      guard chain.isActive else { return (.chainInactive, garbage) }
       let existing = liveList(of: object, garbage: &garbage).first {
         $0.keyPath == member.keyPath
       }
@@ -70,16 +78,20 @@ final class Registry: @unchecked Sendable {
         }
       }
       let replaced = existing.flatMap { $0.chain === chain ? $0 : nil }
-      guard chain.insert(member, replacing: replaced) else {
-        return (false, garbage)
-      }
+      let inserted = chain.insert(member, replacing: replaced)
+      if case .inactive = inserted { return (.chainInactive, garbage) }
       member.nextInObject = objects[member.objectID]
       objects[member.objectID] = member
       if chains[chain.code.id] == nil { chains[chain.code.id] = chain }
-      return (true, garbage)
+      if case .lastSenderReplaced = inserted {
+        releaseLocked(chain, garbage: &garbage)
+        return (.chainReleased, garbage)
+      }
+      return (.attached, garbage)
     }
     garbage.pruneTouchedChains()
-    return attached
+    withExtendedLifetime(garbage) {}
+    return outcome
   }
 
   // MARK: Detach
