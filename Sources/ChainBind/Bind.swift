@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -171,19 +169,31 @@ public enum Bind {
   /// Bind.fallbackErrorHandler = { error in logger.warning("\(error)") }
   /// ```
   public static var fallbackErrorHandler: @Sendable (BindingError) -> Void {
-    get { fallbackHandler.withLock { $0 } }
+    get { FallbackHandler.shared.handler }
+    set { FallbackHandler.shared.handler = newValue }
+  }
+}
+
+// The process-wide fallback handler, behind a lock ThreadSanitizer sees.
+//
+// @unchecked Sendable: `stored` is read and written only under `lock`.
+private final class FallbackHandler: @unchecked Sendable {
+  static let shared = FallbackHandler()
+
+  private let lock = Lock()
+  private var stored: @Sendable (BindingError) -> Void = writeToStandardError
+
+  var handler: @Sendable (BindingError) -> Void {
+    get { lock.run { stored } }
     set {
-      let replaced = fallbackHandler.withLock { handler in
-        defer { handler = newValue }
-        return handler
+      let replaced = lock.run {
+        defer { stored = newValue }
+        return stored
       }
       // Released after unlocking: its captures' deinits may read or set this handler.
       withExtendedLifetime(replaced) {}
     }
   }
-
-  private static let fallbackHandler = Mutex<@Sendable (BindingError) -> Void>(
-    writeToStandardError)
 }
 
 @Sendable private func writeToStandardError(_ error: BindingError) {

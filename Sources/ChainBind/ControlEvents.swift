@@ -46,7 +46,7 @@ public protocol ControlEventSource: AnyObject {
 public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
   // @unchecked Sendable: `subscriptions` is guarded by `lock`; sending copies the list under the
   // lock and calls members after unlocking, so no user code runs under the lock.
-  private let lock = Mutex<Void>(())
+  private let lock = Lock()
   private var subscriptions: ContiguousArray<Subscription> = []
 
   private struct Subscription {

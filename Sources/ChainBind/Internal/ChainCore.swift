@@ -8,7 +8,7 @@ import Synchronization
 class AnyChain: @unchecked Sendable {
   let registry: Registry
   let code: ChainCode
-  let lock = Mutex<Void>(())
+  let lock = Lock()
   // Guarded by `lock`. Written and read in the order members were added (DESIGN §2.4).
   var members: ContiguousArray<AnyMember> = []
   private let active = Atomic<Bool>(true)

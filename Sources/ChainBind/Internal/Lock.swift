@@ -1,12 +1,39 @@
-import Synchronization
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
-extension Mutex where Value == Void {
-  // `withLock` for a lock that guards the stored properties of the @unchecked Sendable class
-  // that owns it. `withLock` wants a `sending` result, which a value read from such a class is
-  // not, to region checking; here the class's own documentation carries that proof.
-  borrowing func run<Result>(_ body: () -> Result) -> Result {
-    nonisolated(unsafe) var result: Result?
-    withLock { _ in result = body() }
-    return result.unsafelyUnwrapped
+// The lock that guards the state of a chain, of the registry and of a control's events.
+//
+// A pthread mutex rather than Synchronization.Mutex: on Linux, Mutex parks threads with futex
+// calls that ThreadSanitizer does not see, so every access it guards is reported as a race, and
+// DESIGN §6.1 asks for TSan-clean runs. The mutex lives at a stable heap address, as pthread
+// requires; it is allocated once per lock, when its owner is created, never on the hot path.
+//
+// @unchecked Sendable: the pointer is only ever used through pthread_mutex_lock/unlock.
+struct Lock: ~Copyable, @unchecked Sendable {
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+  init() {
+    mutex = .allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    pthread_mutex_init(mutex, nil)
+  }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deinitialize(count: 1)
+    mutex.deallocate()
+  }
+
+  // Runs `body` with the lock held. `body` must not run user code, nor release anything whose
+  // deinit might (hand such things out as the result and let them go after unlocking).
+  borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return try body()
   }
 }

@@ -17,7 +17,7 @@ final class Registry: @unchecked Sendable {
 
   static var current: Registry { scoped ?? shared }
 
-  private let lock = Mutex<Void>(())
+  private let lock = Lock()
   private var chains: [UInt64: AnyChain] = [:]
   // The first of each object's memberships; the rest follow through `nextInObject`.
   private var objects: [ObjectIdentifier: AnyMember] = [:]
