@@ -94,6 +94,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   private var errorHandler: ((BindingError) -> Void)?
   private var isDelivering = false
   private var queue: ContiguousArray<PendingChange<Value>> = []
+  // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
+  // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
+  private var filterCount = 0
+  private var queuedCount = 0
 
   init(registry: Registry, code: ChainCode, current: Value) {
     self.current = current
@@ -106,6 +110,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     filters = []
     sinks = []
     queue = []
+    filterCount = 0
+    queuedCount = 0
     return state
   }
 
@@ -117,6 +123,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     lock.run {
       guard isActive else { return false }
       filters.append(filter)
+      filterCount += 1
       return true
     }
   }
@@ -174,114 +181,128 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // Delivers a change that `origin` made. Changes to one chain are delivered one at a time: a
   // change that arrives while another is being delivered (from a sink, from a setter, or from
   // another thread) is queued, and the thread already delivering delivers it next.
+  //
+  // Written with plain locals and explicit lock/unlock: this runs unspecialized (the chain's
+  // value type is only known at run time), and every generic temporary (a struct holding a
+  // Value, an optional or a tuple of one, a closure returning one) costs a run-time metadata
+  // lookup per change.
   func deliver(from origin: MemberNode<Value>, _ value: Value) {
-    guard var turn = beginTurn(origin: origin, value: value) else { return }
+    lock.lock()
+    guard isActive else {
+      lock.unlock()
+      return
+    }
+    if isDelivering {
+      enqueue(origin: origin, value: value)
+      lock.unlock()
+      return
+    }
+    isDelivering = true
+    var origin = origin
+    var value = value
     var dead: [AnyMember] = []
     while true {
-      deliverOne(&turn, dead: &dead)
-      guard let next = nextTurn() else { break }
-      turn = next
+      // Lock held: take this turn's view of the chain.
+      let previous = current
+      let isFiltered = filterCount > 0
+      let filters = self.filters
+      var members = self.members
+      var sinks = self.sinks
+      var handler = errorHandler
+      if !isFiltered { current = value }
+      lock.unlock()
+
+      var isAccepted = true
+      if isFiltered {
+        for filter in filters where !filter(value) {
+          // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets
+          // the last accepted value back.
+          isAccepted = false
+          if origin.isAttached && isActive {
+            handle(origin.receive(previous), of: origin, handler: handler, dead: &dead)
+          }
+          break
+        }
+        if isAccepted {
+          // Taken again with the new value in place: a member or sink a filter added is in.
+          lock.lock()
+          current = value
+          members = self.members
+          sinks = self.sinks
+          handler = errorHandler
+          lock.unlock()
+        }
+      }
+      if isAccepted {
+        // The origin is not written back, even when it left the chain meanwhile: its change
+        // was made while it was a member, so it is delivered all the same.
+        for member in members where member !== origin && member.role.receives {
+          // A member with a change of its own waiting in the queue keeps that newer value: the
+          // change is delivered next, and this older one must not overwrite it.
+          guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+          else { continue }
+          let node = unsafeDowncast(member, to: MemberNode<Value>.self)
+          handle(node.receive(value), of: node, handler: handler, dead: &dead)
+        }
+        var index = 0
+        while index < sinks.count {
+          let sink = sinks[index]
+          index += 1
+          if !sink.isRemoved && isActive { sink.body(value) }
+        }
+      }
+
+      lock.lock()
+      guard isActive, queuedCount > 0 else { break }
+      let next = dequeue()
+      origin = next.origin
+      value = next.value
+    }
+    // Lock held.
+    isDelivering = false
+    if queuedCount > 0 {
+      // The chain was released with changes still queued: drop them after unlocking.
+      let dropped = takeQueue()
+      lock.unlock()
+      for pending in dropped { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
+    } else {
+      lock.unlock()
     }
     if !dead.isEmpty { registry.prune(dead) }
   }
 
-  private struct Turn {
-    let origin: MemberNode<Value>
-    let value: Value
-    let previous: Value
-    let filters: ContiguousArray<(Value) -> Bool>
-    var errorHandler: ((BindingError) -> Void)?
-    // Who receives an accepted change, copied when it is accepted: at the turn's start when the
-    // chain has no filters, else after they pass (so a member a filter added gets the change).
-    var receivers: (members: ContiguousArray<AnyMember>, sinks: ContiguousArray<Sink<Value>>)?
+  // Chain lock held.
+  private func enqueue(origin: MemberNode<Value>, value: Value) {
+    origin.pendingChanges.add(1, ordering: .relaxed)
+    queue.append(PendingChange(origin: origin, value: value))
+    queuedCount += 1
   }
 
-  private func beginTurn(origin: MemberNode<Value>, value: Value) -> Turn? {
-    lock.run { () -> Turn? in
-      guard isActive else { return nil }
-      if isDelivering {
-        origin.pendingChanges.add(1, ordering: .relaxed)
-        queue.append(PendingChange(origin: origin, value: value))
-        return nil
-      }
-      isDelivering = true
-      return makeTurn(origin: origin, value: value)
-    }
+  // Chain lock held; the queue is not empty.
+  private func dequeue() -> PendingChange<Value> {
+    let pending = queue.removeFirst()
+    queuedCount -= 1
+    pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
+    return pending
   }
 
-  private func nextTurn() -> Turn? {
-    let (turn, dropped) = lock.run { () -> (Turn?, ContiguousArray<PendingChange<Value>>) in
-      guard isActive, !queue.isEmpty else {
-        isDelivering = false
-        let dropped = queue
-        if !queue.isEmpty { queue = [] }
-        return (nil, dropped)
-      }
-      let pending = queue.removeFirst()
-      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
-      return (makeTurn(origin: pending.origin, value: pending.value), [])
-    }
-    for pending in dropped { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
-    return turn
-  }
-
-  // Chain lock held. With no filters the change is accepted here, so only the turn's start and
-  // end take the lock.
-  private func makeTurn(origin: MemberNode<Value>, value: Value) -> Turn {
-    let previous = current
-    var turn = Turn(
-      origin: origin, value: value, previous: previous, filters: filters,
-      errorHandler: errorHandler)
-    if filters.isEmpty {
-      current = value
-      turn.receivers = (members, sinks)
-    }
-    return turn
-  }
-
-  private func deliverOne(_ turn: inout Turn, dead: inout [AnyMember]) {
-    let origin = turn.origin
-    if turn.receivers == nil {
-      for filter in turn.filters where !filter(turn.value) {
-        // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
-        // last accepted value back.
-        if origin.isAttached && isActive {
-          handle(origin.receive(turn.previous), of: origin, turn: turn, dead: &dead)
-        }
-        return
-      }
-      let accepted = lock.run {
-        () -> (ContiguousArray<AnyMember>, ContiguousArray<Sink<Value>>, ((BindingError) -> Void)?)
-        in
-        current = turn.value
-        return (members, sinks, errorHandler)
-      }
-      turn.receivers = (accepted.0, accepted.1)
-      turn.errorHandler = accepted.2
-    }
-    guard let receivers = turn.receivers else { return }
-    // The origin is not written back, even when it left the chain meanwhile: its change was
-    // made while it was a member, so it is delivered all the same.
-    for member in receivers.members where member !== origin && member.role.receives {
-      // A member with a change of its own waiting in the queue keeps that newer value: the
-      // change is delivered next, and this older one must not overwrite it.
-      guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-      else { continue }
-      let node = unsafeDowncast(member, to: MemberNode<Value>.self)
-      handle(node.receive(turn.value), of: node, turn: turn, dead: &dead)
-    }
-    for sink in receivers.sinks where !sink.isRemoved && isActive {
-      sink.body(turn.value)
-    }
+  // Chain lock held. Changes still queued when the chain was released, handed out to be dropped
+  // after unlocking.
+  private func takeQueue() -> ContiguousArray<PendingChange<Value>> {
+    let dropped = queue
+    queue = []
+    queuedCount = 0
+    return dropped
   }
 
   private func handle(
-    _ outcome: WriteOutcome, of member: AnyMember, turn: Turn, dead: inout [AnyMember]
+    _ outcome: WriteOutcome, of member: AnyMember, handler: ((BindingError) -> Void)?,
+    dead: inout [AnyMember]
   ) {
     switch outcome {
     case .written, .unchanged, .skipped: break
     case .objectGone: dead.append(member)
-    case .failed(let error): Self.report(error, to: turn.errorHandler)
+    case .failed(let error): Self.report(error, to: handler)
     }
   }
 }

@@ -29,6 +29,11 @@ struct Lock: ~Copyable, @unchecked Sendable {
     mutex.deallocate()
   }
 
+  // Plain lock and unlock, for the delivery path: a generic `run` closure returning a generic
+  // value makes unspecialized code look up run-time type metadata on every call.
+  borrowing func lock() { pthread_mutex_lock(mutex) }
+  borrowing func unlock() { pthread_mutex_unlock(mutex) }
+
   // Runs `body` with the lock held. `body` must not run user code, nor release anything whose
   // deinit might (hand such things out as the result and let them go after unlocking).
   borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
