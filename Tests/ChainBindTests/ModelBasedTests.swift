@@ -989,6 +989,8 @@ private enum ModelRun {
       }
     }
     let world = LibraryWorld(model)
+    // Chains left active would keep this isolated registry alive (chain -> registry -> chain).
+    defer { for handle in world.handles { handle.unbind() } }
     var operations: [Operation] = []
     var nextSinkID = 0
     for step in 0..<steps {

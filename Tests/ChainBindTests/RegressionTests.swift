@@ -44,6 +44,12 @@ private final class ReactingCell {
   }
 }
 
+private final class DeinitAction {
+  let action: () -> Void
+  init(_ action: @escaping () -> Void) { self.action = action }
+  deinit { action() }
+}
+
 @Suite struct RegressionTests {
   @Test func aSetterThatClampsTheChainsWriteIsAChangeDeliveredAfterIt() {
     let model = Model()
@@ -246,6 +252,43 @@ private final class ReactingCell {
     #expect(chain.isActive)
     #expect(plain.int == 2)
     #expect(other.value == 2)
+    chain.unbind()
+  }
+
+  @Test func aSinkThatRemovesItselfIsReleasedOutsideTheChainLock() {
+    let model = Cell()
+    let chain = Bind.inout(model, \.value)
+    var countAtRelease = -1
+    do {
+      // Its deinit uses the chain: under the chain's lock that would deadlock.
+      let watcher = DeinitAction { countAtRelease = chain.memberCount }
+      chain.out(key: "once") { value in
+        withExtendedLifetime(watcher) {}
+        if value == 1 { chain.removeOut(key: "once") }
+      }
+    }
+
+    model.value = 1
+
+    #expect(countAtRelease == 1)
+    chain.unbind()
+  }
+
+  @Test func aHandlerReplacedDuringADeliveryIsReleasedOutsideTheChainLock() {
+    let model = Cell()
+    let chain = Bind.inout(model, \.value)
+    var countAtRelease = -1
+    do {
+      let watcher = DeinitAction { countAtRelease = chain.memberCount }
+      chain.onError { _ in withExtendedLifetime(watcher) {} }
+    }
+    chain.out(key: "replace") { value in
+      if value == 1 { chain.onError { _ in } }
+    }
+
+    model.value = 1
+
+    #expect(countAtRelease == 1)
     chain.unbind()
   }
 }

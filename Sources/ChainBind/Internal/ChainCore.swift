@@ -198,65 +198,14 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return
     }
     isDelivering = true
-    var origin = origin
-    var value = value
     var dead: [AnyMember] = []
+    runTurn(from: origin, value, dead: &dead)
     while true {
-      // Lock held: take this turn's view of the chain.
-      let previous = current
-      let isFiltered = filterCount > 0
-      let filters = self.filters
-      var members = self.members
-      var sinks = self.sinks
-      var handler = errorHandler
-      if !isFiltered { current = value }
-      lock.unlock()
-
-      var isAccepted = true
-      if isFiltered {
-        for filter in filters where !filter(value) {
-          // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets
-          // the last accepted value back.
-          isAccepted = false
-          if origin.isAttached && isActive {
-            handle(origin.receive(previous), of: origin, handler: handler, dead: &dead)
-          }
-          break
-        }
-        if isAccepted {
-          // Taken again with the new value in place: a member or sink a filter added is in.
-          lock.lock()
-          current = value
-          members = self.members
-          sinks = self.sinks
-          handler = errorHandler
-          lock.unlock()
-        }
-      }
-      if isAccepted {
-        // The origin is not written back, even when it left the chain meanwhile: its change
-        // was made while it was a member, so it is delivered all the same.
-        for member in members where member !== origin && member.role.receives {
-          // A member with a change of its own waiting in the queue keeps that newer value: the
-          // change is delivered next, and this older one must not overwrite it.
-          guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-          else { continue }
-          let node = unsafeDowncast(member, to: MemberNode<Value>.self)
-          handle(node.receive(value), of: node, handler: handler, dead: &dead)
-        }
-        var index = 0
-        while index < sinks.count {
-          let sink = sinks[index]
-          index += 1
-          if !sink.isRemoved && isActive { sink.body(value) }
-        }
-      }
-
       lock.lock()
       guard isActive, queuedCount > 0 else { break }
-      let next = dequeue()
-      origin = next.origin
-      value = next.value
+      let pending = dequeue()
+      runTurn(from: pending.origin, pending.value, dead: &dead)
+      // `pending` is released here, after the turn unlocked.
     }
     // Lock held.
     isDelivering = false
@@ -269,6 +218,58 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       lock.unlock()
     }
     if !dead.isEmpty { registry.prune(dead) }
+  }
+
+  // One change: called with the chain lock held, returns with it released. Everything the turn
+  // copies lives in this function's locals, so it is all released after unlocking, when this
+  // function returns: releasing a sink, a member or a handler may run user code.
+  private func runTurn(from origin: MemberNode<Value>, _ value: Value, dead: inout [AnyMember]) {
+    let previous = current
+    let isFiltered = filterCount > 0
+    let filters = self.filters
+    var members = self.members
+    var sinks = self.sinks
+    var handler = errorHandler
+    if !isFiltered { current = value }  // the value it replaces is still held by `previous`
+    lock.unlock()
+
+    if isFiltered {
+      for filter in filters where !filter(value) {
+        // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
+        // last accepted value back.
+        if origin.isAttached && isActive {
+          handle(origin.receive(previous), of: origin, handler: handler, dead: &dead)
+        }
+        return
+      }
+      // Accepted. Taken again with the new value in place, so a member or sink that a filter
+      // added is in; the copies it replaces are released after unlocking.
+      lock.lock()
+      current = value
+      let acceptedMembers = self.members
+      let acceptedSinks = self.sinks
+      let acceptedHandler = errorHandler
+      lock.unlock()
+      members = acceptedMembers
+      sinks = acceptedSinks
+      handler = acceptedHandler
+    }
+    // The origin is not written back, even when it left the chain meanwhile: its change was
+    // made while it was a member, so it is delivered all the same.
+    for member in members where member !== origin && member.role.receives {
+      // A member with a change of its own waiting in the queue keeps that newer value: the
+      // change is delivered next, and this older one must not overwrite it.
+      guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+      else { continue }
+      let node = unsafeDowncast(member, to: MemberNode<Value>.self)
+      handle(node.receive(value), of: node, handler: handler, dead: &dead)
+    }
+    var index = 0
+    while index < sinks.count {
+      let sink = sinks[index]
+      index += 1
+      if !sink.isRemoved && isActive { sink.body(value) }
+    }
   }
 
   // Chain lock held.
