@@ -69,7 +69,7 @@ class AnyChain: @unchecked Sendable {
     }
   }
 
-  // Chain lock held. Filters, sinks, queued changes and the error handler.
+  // Chain lock held. Filters, sinks and queued changes (the error handler stays).
   func takeUserState() -> Any { () }
 
   func snapshotMembers() -> ContiguousArray<AnyMember> {

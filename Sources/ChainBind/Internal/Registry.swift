@@ -32,16 +32,11 @@ final class Registry: @unchecked Sendable {
 
   // MARK: Lookup
 
-  // The membership of `(object, keyPath)`, if any. The caller holds `object`, so an entry for
-  // its identifier either is its own or belongs to a dead object whose address was reused.
+  // The membership of `(object, keyPath)`, if any.
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> AnyMember? {
-    let (found, garbage) = lock.run { () -> (AnyMember?, Garbage) in
-      var garbage = Garbage()
-      let found = liveList(of: object, garbage: &garbage).first { $0.keyPath == keyPath }
-      return (found, garbage)
+    withGarbage(pruningTouched: false) { garbage in
+      membershipLocked(of: object, keyPath: keyPath, garbage: &garbage)
     }
-    withExtendedLifetime(garbage) {}
-    return found
   }
 
   func chain(for code: ChainCode) -> AnyChain? {
@@ -62,13 +57,10 @@ final class Registry: @unchecked Sendable {
   // Makes `member` a member of its chain, moving `(object, keyPath)` out of any other chain or
   // replacing it in place in the same chain. Registers the chain when it is new.
   func attach(_ member: AnyMember, object: AnyObject) -> AttachOutcome {
-    let (outcome, garbage) = lock.run { () -> (AttachOutcome, Garbage) in
-      var garbage = Garbage()
+    withGarbage(pruningTouched: true) { garbage in
       let chain = member.chain
-      guard chain.isActive else { return (.chainInactive, garbage) }
-      let existing = liveList(of: object, garbage: &garbage).first {
-        $0.keyPath == member.keyPath
-      }
+      guard chain.isActive else { return .chainInactive }
+      let existing = membershipLocked(of: object, keyPath: member.keyPath, garbage: &garbage)
       if let existing {
         unlink(existing)
         existing.markDetached()
@@ -79,74 +71,66 @@ final class Registry: @unchecked Sendable {
       }
       let replaced = existing.flatMap { $0.chain === chain ? $0 : nil }
       let inserted = chain.insert(member, replacing: replaced)
-      if case .inactive = inserted { return (.chainInactive, garbage) }
+      if case .inactive = inserted { return .chainInactive }
       member.nextInObject = objects[member.objectID]
       objects[member.objectID] = member
       if chains[chain.code.id] == nil { chains[chain.code.id] = chain }
       if case .lastSenderReplaced = inserted {
         releaseLocked(chain, garbage: &garbage)
-        return (.chainReleased, garbage)
+        return .chainReleased
       }
-      return (.attached, garbage)
+      return .attached
     }
-    garbage.pruneTouchedChains()
-    withExtendedLifetime(garbage) {}
-    return outcome
   }
 
   // MARK: Detach
 
   // Removes one membership (its token or control died, or it was unbound).
   func detach(_ member: AnyMember) {
-    let garbage = lock.run { () -> Garbage in
-      var garbage = Garbage()
-      detachLocked(member, garbage: &garbage)
-      return garbage
-    }
-    garbage.pruneTouchedChains()
+    withGarbage(pruningTouched: true) { garbage in detachLocked(member, garbage: &garbage) }
   }
 
   // Removes members whose objects are gone.
   func prune(_ members: [AnyMember]) {
-    let garbage = lock.run { () -> Garbage in
-      var garbage = Garbage()
+    withGarbage(pruningTouched: false) { garbage in
       for member in members { detachLocked(member, garbage: &garbage) }
-      return garbage
     }
-    withExtendedLifetime(garbage) {}
   }
 
   func unbind(_ object: AnyObject) {
-    let garbage = lock.run { () -> Garbage in
-      var garbage = Garbage()
+    withGarbage(pruningTouched: true) { garbage in
       for member in liveList(of: object, garbage: &garbage) {
         detachLocked(member, garbage: &garbage)
       }
-      return garbage
     }
-    garbage.pruneTouchedChains()
   }
 
   func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
-    let garbage = lock.run { () -> Garbage in
-      var garbage = Garbage()
-      if let member = liveList(of: object, garbage: &garbage).first(where: {
-        $0.keyPath == keyPath
-      }) {
+    withGarbage(pruningTouched: true) { garbage in
+      if let member = membershipLocked(of: object, keyPath: keyPath, garbage: &garbage) {
         detachLocked(member, garbage: &garbage)
       }
-      return garbage
     }
-    garbage.pruneTouchedChains()
   }
 
   func release(_ chain: AnyChain) {
-    let garbage = lock.run { () -> Garbage in
+    withGarbage(pruningTouched: false) { garbage in releaseLocked(chain, garbage: &garbage) }
+  }
+
+  // Runs `body` under the lock. What it removes goes into `garbage` and is released only after
+  // unlocking; with `pruningTouched`, the chains that removed members left are then pruned of
+  // their dead members (not for `prune` itself, nor for a release, which empties the chain).
+  private func withGarbage<Result>(
+    pruningTouched: Bool, _ body: (inout Garbage) -> Result
+  ) -> Result {
+    let (result, garbage) = lock.run { () -> (Result, Garbage) in
       var garbage = Garbage()
-      releaseLocked(chain, garbage: &garbage)
-      return garbage
+      let result = body(&garbage)
+      return (result, garbage)
     }
+    if pruningTouched { garbage.pruneTouchedChains() }
     withExtendedLifetime(garbage) {}
+    return result
   }
 
   // MARK: Locked helpers
@@ -181,6 +165,14 @@ final class Registry: @unchecked Sendable {
       member.markDetached()
       garbage.members.append(member)
     }
+  }
+
+  // The membership of `(object, keyPath)`. The caller holds `object`, so an entry for its
+  // identifier either is its own or belongs to a dead object whose address was reused.
+  private func membershipLocked(
+    of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
+  ) -> AnyMember? {
+    liveList(of: object, garbage: &garbage).first { $0.keyPath == keyPath }
   }
 
   // The memberships of `object`. A list left by a dead object at the same address is removed.
