@@ -103,6 +103,8 @@ final class BoundProbe: @unchecked Sendable {
     probe.installed = true
     probe.storageKeyPath = storage
     if isInherited { probe.inheritedStoredValue = instance[keyPath: storage].value }
-    probe.undo = { [weak instance] in instance?[keyPath: storage].token = previous }
+    // Run only inside `read`, which holds the object: no weak reference, which would give the
+    // object a side table and make every later retain and release of it slower.
+    probe.undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }
   }
 }

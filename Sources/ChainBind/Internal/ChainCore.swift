@@ -9,8 +9,9 @@ class AnyChain: @unchecked Sendable {
   let registry: Registry
   let code: ChainCode
   let lock = Lock()
-  // Guarded by `lock`. Written and read in the order members were added (DESIGN §2.4).
-  var members: ContiguousArray<AnyMember> = []
+  // Guarded by `lock`. Written and read in the order members were added (DESIGN §2.4). Like
+  // every lock-guarded property here, not also checked for exclusive access at run time.
+  @exclusivity(unchecked) var members: ContiguousArray<AnyMember> = []
   private let active = Atomic<Bool>(true)
 
   init(registry: Registry, code: ChainCode) {
@@ -88,16 +89,17 @@ class AnyChain: @unchecked Sendable {
 // changes waiting for the change being delivered.
 final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // All guarded by `lock`.
-  private var current: Value
-  private var filters: ContiguousArray<(Value) -> Bool> = []
-  private var sinks: ContiguousArray<Sink<Value>> = []
-  private var errorHandler: ((BindingError) -> Void)?
-  private var isDelivering = false
-  private var queue: ContiguousArray<PendingChange<Value>> = []
+  @exclusivity(unchecked) private var current: Value
+  @exclusivity(unchecked) private var filters: ContiguousArray<(Value) -> Bool> = []
+  @exclusivity(unchecked) private var sinks: ContiguousArray<Sink<Value>> = []
+  @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
+  @exclusivity(unchecked) private var isDelivering = false
+  @exclusivity(unchecked) private var queue: ContiguousArray<PendingChange<Value>> = []
   // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
   // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
-  private var filterCount = 0
-  private var queuedCount = 0
+  @exclusivity(unchecked) private var filterCount = 0
+  @exclusivity(unchecked) private var sinkCount = 0
+  @exclusivity(unchecked) private var queuedCount = 0
 
   init(registry: Registry, code: ChainCode, current: Value) {
     self.current = current
@@ -111,6 +113,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     sinks = []
     queue = []
     filterCount = 0
+    sinkCount = 0
     queuedCount = 0
     return state
   }
@@ -148,6 +151,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         replaced?.markRemoved()
       }
       sinks.append(sink)
+      sinkCount = sinks.count
       return (current, replaced)
     }
   }
@@ -156,6 +160,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     lock.run {
       guard let index = sinks.firstIndex(where: { $0.key == key }) else { return nil }
       let removed = sinks.remove(at: index)
+      sinkCount = sinks.count
       removed.markRemoved()
       return removed
     }
@@ -200,45 +205,61 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     isDelivering = true
     var dead: [AnyMember] = []
     runTurn(from: origin, value, dead: &dead)
-    while true {
-      lock.lock()
-      guard isActive, queuedCount > 0 else { break }
-      let pending = dequeue()
-      runTurn(from: pending.origin, pending.value, dead: &dead)
-      // `pending` is released here, after the turn unlocked.
+    lock.lock()
+    if isActive && queuedCount > 0 {
+      deliverQueue(dead: &dead)
     }
     // Lock held.
     isDelivering = false
     if queuedCount > 0 {
       // The chain was released with changes still queued: drop them after unlocking.
-      let dropped = takeQueue()
-      lock.unlock()
-      for pending in dropped { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
+      dropQueue()
     } else {
       lock.unlock()
     }
     if !dead.isEmpty { registry.prune(dead) }
   }
 
+  // Chain lock held, the queue not empty; returns with the lock held. Kept out of `deliver` so
+  // that a change with nothing queued never touches a `PendingChange<Value>`.
+  @inline(never)
+  private func deliverQueue(dead: inout [AnyMember]) {
+    repeat {
+      let pending = dequeue()
+      runTurn(from: pending.origin, pending.value, dead: &dead)
+      // `pending` is released here, after the turn unlocked.
+      lock.lock()
+    } while isActive && queuedCount > 0
+  }
+
+  // Chain lock held; unlocks, then drops the changes still queued.
+  @inline(never)
+  private func dropQueue() {
+    let dropped = takeQueue()
+    lock.unlock()
+    for pending in dropped { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
+  }
+
   // One change: called with the chain lock held, returns with it released. Everything the turn
   // copies lives in this function's locals, so it is all released after unlocking, when this
-  // function returns: releasing a sink, a member or a handler may run user code.
+  // function returns: releasing a sink or a member may run user code.
+  //
+  // The filter and sink arrays are copied only when the chain has some: asking a
+  // `ContiguousArray<Sink<Value>>` anything costs a metadata lookup in unspecialized code.
   private func runTurn(from origin: MemberNode<Value>, _ value: Value, dead: inout [AnyMember]) {
     let previous = current
-    let isFiltered = filterCount > 0
-    let filters = self.filters
+    let filters = filterCount > 0 ? self.filters : nil
     var members = self.members
-    var sinks = self.sinks
-    var handler = errorHandler
-    if !isFiltered { current = value }  // the value it replaces is still held by `previous`
+    var sinks = sinkCount > 0 ? self.sinks : nil
+    if filters == nil { current = value }  // the value it replaces is still held by `previous`
     lock.unlock()
 
-    if isFiltered {
-      for filter in filters where !filter(value) {
+    if let filters {
+      if !accepts(value, filters) {
         // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
         // last accepted value back.
         if origin.isAttached && isActive {
-          handle(origin.receive(previous), of: origin, handler: handler, dead: &dead)
+          handle(origin.receive(previous), of: origin, dead: &dead)
         }
         return
       }
@@ -247,29 +268,36 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       lock.lock()
       current = value
       let acceptedMembers = self.members
-      let acceptedSinks = self.sinks
-      let acceptedHandler = errorHandler
+      let acceptedSinks = sinkCount > 0 ? self.sinks : nil
       lock.unlock()
       members = acceptedMembers
       sinks = acceptedSinks
-      handler = acceptedHandler
     }
     // The origin is not written back, even when it left the chain meanwhile: its change was
     // made while it was a member, so it is delivered all the same.
-    for member in members where member !== origin && member.role.receives {
-      // A member with a change of its own waiting in the queue keeps that newer value: the
-      // change is delivered next, and this older one must not overwrite it.
-      guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-      else { continue }
-      let node = unsafeDowncast(member, to: MemberNode<Value>.self)
-      handle(node.receive(value), of: node, handler: handler, dead: &dead)
+    // `members` keeps every member alive for the loop, so each is used without a retain.
+    for index in members.indices {
+      Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
+        guard member !== origin, member.role.receives else { return }
+        // A member with a change of its own waiting in the queue keeps that newer value: the
+        // change is delivered next, and this older one must not overwrite it.
+        guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+        else { return }
+        let node = unsafeDowncast(member, to: MemberNode<Value>.self)
+        handle(node.receive(value), of: node, dead: &dead)
+      }
     }
-    var index = 0
-    while index < sinks.count {
-      let sink = sinks[index]
-      index += 1
-      if !sink.isRemoved && isActive { sink.body(value) }
-    }
+    if let sinks { call(sinks, with: value) }
+  }
+
+  @inline(never)
+  private func accepts(_ value: Value, _ filters: ContiguousArray<(Value) -> Bool>) -> Bool {
+    filters.allSatisfy { $0(value) }
+  }
+
+  @inline(never)
+  private func call(_ sinks: ContiguousArray<Sink<Value>>, with value: Value) {
+    for sink in sinks where !sink.isRemoved && isActive { sink.body(value) }
   }
 
   // Chain lock held.
@@ -296,14 +324,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     return dropped
   }
 
-  private func handle(
-    _ outcome: WriteOutcome, of member: AnyMember, handler: ((BindingError) -> Void)?,
-    dead: inout [AnyMember]
-  ) {
+  private func handle(_ outcome: WriteOutcome, of member: AnyMember, dead: inout [AnyMember]) {
     switch outcome {
     case .written, .unchanged, .skipped: break
     case .objectGone: dead.append(member)
-    case .failed(let error): Self.report(error, to: handler)
+    // The handler in place when the write failed (taken under the lock, called after it).
+    case .failed(let error): report(error)
     }
   }
 }

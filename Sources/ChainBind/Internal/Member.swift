@@ -24,17 +24,19 @@ enum WriteOutcome {
 class AnyMember: @unchecked Sendable {
   let objectID: ObjectIdentifier
   // Never retains the member's object (DESIGN §5.1).
-  weak var object: AnyObject?
+  // The stored properties below are not checked for exclusive access at run time: each has
+  // the one owner the comment above names, and the checks would be a third of a set's cost.
+  @exclusivity(unchecked) weak var object: AnyObject?
   let keyPath: AnyKeyPath
   let chain: AnyChain
-  var role: MemberRole
-  var storageKeyPath: AnyKeyPath?
-  var nextInObject: AnyMember?
+  @exclusivity(unchecked) var role: MemberRole
+  @exclusivity(unchecked) var storageKeyPath: AnyKeyPath?
+  @exclusivity(unchecked) var nextInObject: AnyMember?
   // Set while the chain writes this member. The member's own notification of that write is
   // not a change (no echo): a @Bound setter notifies exactly once and that notification clears
   // the flag, so a setter that then sets the property again (a clamp in `didSet`) is a change;
   // a control's events are ignored until the write returns.
-  var isWriting = false
+  @exclusivity(unchecked) var isWriting = false
   private let attached = Atomic<Bool>(true)
   // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
   // the delivering thread, which must not overwrite a member's newer, queued value.
@@ -88,9 +90,58 @@ struct MemberAccess<Object: AnyObject, Target> {
 
   func read(_ object: Object) -> Target { object[keyPath: keyPath] }
 
-  func write(_ value: Target, to object: Object) {
+  func write(_ value: consuming Target, to object: Object) {
     guard let writableKeyPath else { return }
     object[keyPath: writableKeyPath] = value
+  }
+
+  // The byte offset of the property inside `object` when the key path names one stored
+  // property of it directly (no observers, no accessors, no further components), else nil.
+  //
+  // Writing such a property through its key path costs a call into the standard library's
+  // key-path interpreter and one allocation (the exclusivity record of the access); at a known
+  // offset it is a plain store, with the same effect: a stored property without observers has no
+  // setter code to run. The offset is taken once, at bind time, by projecting the property's
+  // address through the key path, which for a stored property runs no user code. Only key paths
+  // that both print as `\Object.name` (computed components print as `<computed …>`) and match
+  // a stored property of that name and type in the object's reflection qualify; anything else
+  // keeps the key path.
+  func storedFieldOffset(in object: Object) -> Int? {
+    guard let writableKeyPath, !(object is any CustomReflectable) else { return nil }
+    let description = writableKeyPath.debugDescription
+    let prefix = "\\\(Object.self)."
+    guard description.hasPrefix(prefix) else { return nil }
+    let name = description.dropFirst(prefix.count)
+    guard let first = name.first, first == "_" || first.isLetter,
+      name.allSatisfy({ $0 == "_" || $0.isLetter || $0.isNumber })
+    else { return nil }
+    let matches = storedProperties(of: object).filter { $0.name == name }
+    guard matches.count == 1 else { return nil }
+    let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+    let offset = withUnsafeMutablePointer(to: &object[keyPath: writableKeyPath]) {
+      UnsafeRawPointer($0) - base
+    }
+    // Past the object header, aligned for `Target`.
+    guard offset >= 2 * MemoryLayout<Int>.size, offset < 1 << 20,
+      offset % MemoryLayout<Target>.alignment == 0
+    else { return nil }
+    return offset
+  }
+
+  // The stored properties of `object` whose type is exactly `Target`, with their values.
+  private func storedProperties(of object: Object) -> [(name: String, value: Target)] {
+    var found: [(name: String, value: Target)] = []
+    var mirror: Mirror? = Mirror(reflecting: object)
+    while let current = mirror {
+      for child in current.children {
+        guard let name = child.label, type(of: child.value) == Target.self,
+          let value = child.value as? Target
+        else { continue }
+        found.append((name, value))
+      }
+      mirror = current.superclassMirror
+    }
+    return found
   }
 
   // Names a one-component key path that prints only as `<computed …>`: the stored property of
@@ -105,17 +156,7 @@ struct MemberAccess<Object: AnyObject, Target> {
     else {
       return nil
     }
-    var candidates: [(name: String, value: Target)] = []
-    var mirror: Mirror? = Mirror(reflecting: object)
-    while let current = mirror {
-      for child in current.children {
-        guard let name = child.label, type(of: child.value) == Target.self,
-          let value = child.value as? Target
-        else { continue }
-        candidates.append((name, value))
-      }
-      mirror = current.superclassMirror
-    }
+    let candidates = storedProperties(of: object)
     if candidates.count == 1 { return candidates[0].name }
     guard let isEqual = equality(for: Target.self) else { return nil }
     let value = read(object)
@@ -125,26 +166,39 @@ struct MemberAccess<Object: AnyObject, Target> {
 }
 
 // The one concrete member: a property of an object, with its conversions both ways.
+//
+// Its per-change methods run unspecialized (the member's types are known only at run time), so
+// they keep values in caller-provided memory instead of generic temporaries such as
+// `Optional<Target>`, each of which would cost a run-time metadata lookup.
 final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, BoundObserver,
   @unchecked Sendable
 {
   let access: MemberAccess<Object, Target>
-  let isWritable: Bool
   let conversion: any MemberConversion<Value, Target>
-  let isEqual: ((Target, Target) -> Bool)?
+  let canReceive: Bool
+  let convertsBack: Bool
+  // `Target` as an Equatable type, when it is one: gives `==` on two `Target`s in memory
+  // without a closure (no context to allocate per member, none to retain per change).
+  let equatable: (any Equatable.Type)?
+  // Where the property lives in its object when it is a plain stored property (see
+  // `MemberAccess.storedFieldOffset(in:)`); such a member is read and written in place.
+  let fieldOffset: Int?
+  // The conversion is the identity: `Target` is `Value`.
+  let isIdentity: Bool
 
   init(
     object: Object, access: MemberAccess<Object, Target>, chain: ChainCore<Value>,
     role: MemberRole, conversion: any MemberConversion<Value, Target>
   ) {
     self.access = access
-    self.isWritable = access.isWritable
     self.conversion = conversion
-    self.isEqual = equality(for: Target.self)
+    self.canReceive = access.isWritable && conversion.converts
+    self.convertsBack = conversion.convertsBack
+    self.equatable = Target.self as? any Equatable.Type
+    self.fieldOffset = access.storedFieldOffset(in: object)
+    self.isIdentity = conversion is IdentityConversion<Value>
     super.init(object: object, keyPath: access.keyPath, chain: chain, role: role)
   }
-
-  var canReceive: Bool { isWritable && conversion.converts }
 
   override var label: MemberLabel {
     MemberLabel(
@@ -157,20 +211,90 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
 
   private var typedChain: ChainCore<Value> { unsafeDowncast(chain, to: ChainCore<Value>.self) }
 
-  override func receive(_ value: Value) -> WriteOutcome {
-    guard isWritable, conversion.converts else { return .skipped }
-    guard let anyObject = object else { return .objectGone }
-    let target = unsafeDowncast(anyObject, to: Object.self)
-    guard let converted = conversion.toMember(value) else {
-      return .failed(
-        error(
-          .conversionFailed(value: describe(value), from: "\(Value.self)", to: "\(Target.self)")))
+  // Hands a change of this member to its chain. The member holds its chain for as long as the
+  // member lives, so the chain is used without a retain of its own.
+  private func deliver(_ value: Value) {
+    Unmanaged.passUnretained(chain)._withUnsafeGuaranteedRef {
+      unsafeDowncast($0, to: ChainCore<Value>.self).deliver(from: self, value)
     }
-    if let isEqual, isEqual(access.read(target), converted) { return .unchanged }
-    // The conversion and the getter are user code: they may have unbound this member.
+  }
+
+  // The property's storage inside `target`, for a plain stored property.
+  private func field(of target: Object, at offset: Int) -> UnsafeMutablePointer<Target> {
+    (UnsafeMutableRawPointer(Unmanaged.passUnretained(target).toOpaque()) + offset)
+      .assumingMemoryBound(to: Target.self)
+  }
+
+  override func receive(_ value: Value) -> WriteOutcome {
+    guard canReceive else { return .skipped }
+    guard let anyObject = object else { return .objectGone }
+    if let fieldOffset, isIdentity {
+      // A plain stored property of the chain's own type: compared and written in place.
+      return withUnsafePointer(to: value) {
+        writeField(at: fieldOffset, of: anyObject, from: UnsafeRawPointer($0))
+      }
+    }
+    let target = unsafeDowncast(anyObject, to: Object.self)
+    return withUnsafeTemporaryAllocation(of: Target.self, capacity: 1) { buffer in
+      let converted = buffer.baseAddress.unsafelyUnwrapped
+      guard conversion.convert(value, into: converted) else {
+        return .failed(
+          error(
+            .conversionFailed(value: describe(value), from: "\(Value.self)", to: "\(Target.self)")
+          ))
+      }
+      return write(consuming: converted, to: target)
+    }
+  }
+
+  // Copies the `Target` at `source` into the stored property at `offset` in `object`, unless
+  // the property already holds an equal value.
+  private func writeField(at offset: Int, of object: AnyObject, from source: UnsafeRawPointer)
+    -> WriteOutcome
+  {
+    let field = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + offset
+    if let equatable, equatable.bindIsEqual(field, source) { return .unchanged }
+    // `==` is user code: it may have unbound this member.
     guard isAttached, chain.isActive else { return .skipped }
+    field.assumingMemoryBound(to: Target.self).update(
+      from: source.assumingMemoryBound(to: Target.self), count: 1)
+    return .written
+  }
+
+  // Moves the value at `converted` into the property unless the property already holds it.
+  private func write(consuming converted: UnsafeMutablePointer<Target>, to target: Object)
+    -> WriteOutcome
+  {
+    if let fieldOffset {
+      let field = field(of: target, at: fieldOffset)
+      if let equatable, equatable.bindIsEqual(field, converted) {
+        converted.deinitialize(count: 1)
+        return .unchanged
+      }
+      // The conversion and `==` are user code: they may have unbound this member.
+      guard isAttached, chain.isActive else {
+        converted.deinitialize(count: 1)
+        return .skipped
+      }
+      field.moveUpdate(from: converted, count: 1)
+      return .written
+    }
+    if let equatable {
+      let isUnchanged = withUnsafePointer(to: access.read(target)) {
+        equatable.bindIsEqual($0, converted)
+      }
+      if isUnchanged {
+        converted.deinitialize(count: 1)
+        return .unchanged
+      }
+    }
+    // The conversion, the getter and `==` are user code: they may have unbound this member.
+    guard isAttached, chain.isActive else {
+      converted.deinitialize(count: 1)
+      return .skipped
+    }
     isWriting = true
-    access.write(converted, to: target)
+    access.write(converted.move(), to: target)
     isWriting = false
     return .written
   }
@@ -184,20 +308,34 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   }
 
   private func send(_ newValue: Target) {
-    guard role.sends, isAttached, conversion.convertsBack else { return }
-    guard let value = conversion.toChain(newValue) else {
-      typedChain.report(
-        error(
-          .backConversionFailed(
-            value: describe(newValue), from: "\(Target.self)", to: "\(Value.self)")))
+    guard role.sends, isAttached, convertsBack else { return }
+    if isIdentity {
+      // `Target` is `Value`.
+      deliver(unsafeBitCast(newValue, to: Value.self))
       return
     }
-    typedChain.deliver(from: self, value)
+    withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+      let value = buffer.baseAddress.unsafelyUnwrapped
+      guard conversion.convertBack(newValue, into: value) else {
+        typedChain.report(
+          error(
+            .backConversionFailed(
+              value: describe(newValue), from: "\(Target.self)", to: "\(Value.self)")))
+        return
+      }
+      deliver(value.pointee)
+      value.deinitialize(count: 1)
+    }
   }
 
   override func controlEventDidFire() {
     guard !isWriting, role.sends, isAttached, let anyObject = object else { return }
-    send(access.read(unsafeDowncast(anyObject, to: Object.self)))
+    let target = unsafeDowncast(anyObject, to: Object.self)
+    if let fieldOffset {
+      send(field(of: target, at: fieldOffset).pointee)
+    } else {
+      send(access.read(target))
+    }
   }
 }
 
@@ -211,9 +349,7 @@ func equality<Target>(for type: Target.Type) -> ((Target, Target) -> Bool)? {
   guard let equatable = type as? any Equatable.Type else { return nil }
   return { lhs, rhs in
     withUnsafePointer(to: lhs) { lhsPointer in
-      withUnsafePointer(to: rhs) { rhsPointer in
-        equatable.bindIsEqual(UnsafeRawPointer(lhsPointer), UnsafeRawPointer(rhsPointer))
-      }
+      withUnsafePointer(to: rhs) { rhsPointer in equatable.bindIsEqual(lhsPointer, rhsPointer) }
     }
   }
 }
