@@ -127,7 +127,8 @@ private func hasDirectAccess<Object: AnyObject, Target>(
   @Test func theOffsetIsTheProperty() throws {
     let target = DirectTarget()
     target.int = 41
-    let offset = try #require(MemberAccess.writable(\DirectTarget.int).storedFieldOffset(in: target))
+    let access = MemberAccess.writable(\DirectTarget.int)
+    let offset = try #require(access.storedFieldOffset(in: target))
     let base = UnsafeRawPointer(Unmanaged.passUnretained(target).toOpaque())
     #expect(base.load(fromByteOffset: offset, as: Int.self) == 41)
   }

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Darwin)
   import Darwin
 #elseif canImport(Glibc)
@@ -9,7 +11,6 @@
 #elseif os(Windows)
   import WinSDK
 #endif
-import Synchronization
 
 // The lock that guards the state of a chain, of the registry and of a control's events.
 //
