@@ -35,6 +35,13 @@ public struct Bound<Value> {
   }
 
   /// Unavailable: `@Bound` is for properties of classes.
+  // Sets the value; returns the token to notify, if the property is bound.
+  @inlinable
+  mutating func store(_ newValue: Value) -> BoundToken<Value>? {
+    value = newValue
+    return token
+  }
+
   @available(*, unavailable, message: "@Bound can only be applied to properties of classes")
   public var wrappedValue: Value {
     get { fatalError("@Bound can only be applied to properties of classes") }
@@ -64,8 +71,9 @@ public struct Bound<Value> {
       return instance[keyPath: storageKeyPath].value
     }
     set {
-      instance[keyPath: storageKeyPath].value = newValue
-      if let token = instance[keyPath: storageKeyPath].token {
+      // One access to the storage: where the key path is not folded into a direct access (in
+      // the setter a key-path write calls), each access is a call into the key-path runtime.
+      if let token = instance[keyPath: storageKeyPath].store(newValue) {
         token.valueDidChange(newValue)
       }
     }

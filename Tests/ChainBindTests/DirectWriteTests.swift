@@ -133,6 +133,23 @@ private func hasDirectAccess<Object: AnyObject, Target>(
     #expect(base.load(fromByteOffset: offset, as: Int.self) == 41)
   }
 
+  @Test func boundMembersAreComparedInTheirStorage() throws {
+    let source = DirectSource()
+    let other = DirectSource()
+    let chain = Bind.inout(source, \.int).inout(other, \.int)
+    let member = try #require(
+      Registry.current.member(of: other, keyPath: \DirectSource.int)
+        as? KeyPathMember<Int, DirectSource, Int>)
+
+    #expect(member.fieldOffset < 0)
+    #expect(member.boundValueOffset >= 0)
+    source.int = 3
+    #expect(other.int == 3)
+    other.int = 4
+    #expect(source.int == 4)
+    #expect(chain.isActive)
+  }
+
   // MARK: Writes in place behave like key-path writes
 
   @Test func valuesOfEveryTypeArriveAndStay() {

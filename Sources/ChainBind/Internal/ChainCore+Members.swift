@@ -85,7 +85,9 @@ extension ChainCore {
     let member = KeyPathMember(
       object: object, access: access, chain: self, role: role,
       conversion: conversion)
-    member.storageKeyPath = probe?.storageKeyPath
+    if let storageKeyPath = probe?.storageKeyPath {
+      member.useBoundStorage(storageKeyPath, of: object)
+    }
     if role.sends && !isObservable {
       // DESIGN §2.2: reported at bind time; the member still receives when it can.
       let canReceive = member.canReceive

@@ -106,7 +106,15 @@ struct MemberAccess<Object: AnyObject, Target> {
   // that both print as `\Object.name` (computed components print as `<computed …>`) and match
   // a stored property of that name and type in the object's reflection qualify; anything else
   // keeps the key path.
+  //
+  // Found once per key path (`FieldOffsets`): a property that qualifies sits at the same offset
+  // in every instance, and the checks cost far more than a bind.
   func storedFieldOffset(in object: Object) -> Int? {
+    guard let writableKeyPath else { return nil }
+    return FieldOffsets.shared.offset(of: writableKeyPath) { findStoredFieldOffset(in: object) }
+  }
+
+  private func findStoredFieldOffset(in object: Object) -> Int? {
     guard let writableKeyPath, !(object is any CustomReflectable) else { return nil }
     let description = writableKeyPath.debugDescription
     let prefix = "\\\(Object.self)."
@@ -165,6 +173,25 @@ struct MemberAccess<Object: AnyObject, Target> {
   }
 }
 
+// The offsets of plain stored properties found by `MemberAccess.storedFieldOffset(in:)`, by key
+// path (-1: the key path does not name one). Read and written only when binding.
+//
+// @unchecked Sendable: `offsets` is guarded by `lock`.
+final class FieldOffsets: @unchecked Sendable {
+  static let shared = FieldOffsets()
+
+  private let lock = Lock()
+  private var offsets: [AnyKeyPath: Int] = [:]
+
+  func offset(of keyPath: AnyKeyPath, find: () -> Int?) -> Int? {
+    if let known = lock.run({ offsets[keyPath] }) { return known < 0 ? nil : known }
+    // Found outside the lock: reflection may take other locks. Two threads may both find it.
+    let found = find()
+    lock.run { offsets[keyPath] = found ?? -1 }
+    return found
+  }
+}
+
 // The one concrete member: a property of an object, with its conversions both ways.
 //
 // Its per-change methods run unspecialized (the member's types are known only at run time), so
@@ -181,8 +208,12 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   // without a closure (no context to allocate per member, none to retain per change).
   let equatable: (any Equatable.Type)?
   // Where the property lives in its object when it is a plain stored property (see
-  // `MemberAccess.storedFieldOffset(in:)`); such a member is read and written in place.
-  let fieldOffset: Int?
+  // `MemberAccess.storedFieldOffset(in:)`), or -1: such a member is read and written in place.
+  let fieldOffset: Int
+  // For a `@Bound` property, where its wrapper keeps the value, or -1: the value is read there
+  // to compare (the wrapper's getter does nothing else); it is still written through the key
+  // path, whose setter runs the property's observers.
+  private(set) var boundValueOffset = -1
   // The conversion is the identity: `Target` is `Value`.
   let isIdentity: Bool
 
@@ -195,9 +226,19 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     self.canReceive = access.isWritable && conversion.converts
     self.convertsBack = conversion.convertsBack
     self.equatable = Target.self as? any Equatable.Type
-    self.fieldOffset = access.storedFieldOffset(in: object)
+    self.fieldOffset = access.storedFieldOffset(in: object) ?? -1
     self.isIdentity = conversion is IdentityConversion<Value>
     super.init(object: object, keyPath: access.keyPath, chain: chain, role: role)
+  }
+
+  // Records the `@Bound` storage the probe found, before the member is published.
+  func useBoundStorage(_ storageKeyPath: AnyKeyPath, of object: Object) {
+    self.storageKeyPath = storageKeyPath
+    guard let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>>,
+      let storageOffset = MemberAccess.writable(storage).storedFieldOffset(in: object),
+      let valueOffset = MemoryLayout<Bound<Target>>.offset(of: \Bound<Target>.value)
+    else { return }
+    boundValueOffset = storageOffset + valueOffset
   }
 
   override var label: MemberLabel {
@@ -219,22 +260,21 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     }
   }
 
-  // The property's storage inside `target`, for a plain stored property.
-  private func field(of target: Object, at offset: Int) -> UnsafeMutablePointer<Target> {
-    (UnsafeMutableRawPointer(Unmanaged.passUnretained(target).toOpaque()) + offset)
+  // The `Target` at `offset` in `object`.
+  private func target(at offset: Int, in object: AnyObject) -> UnsafeMutablePointer<Target> {
+    (UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + offset)
       .assumingMemoryBound(to: Target.self)
   }
 
   override func receive(_ value: Value) -> WriteOutcome {
     guard canReceive else { return .skipped }
-    guard let anyObject = object else { return .objectGone }
-    if let fieldOffset, isIdentity {
-      // A plain stored property of the chain's own type: compared and written in place.
+    guard let object else { return .objectGone }
+    if isIdentity {
+      // `Target` is `Value`: written straight from the chain's value.
       return withUnsafePointer(to: value) {
-        writeField(at: fieldOffset, of: anyObject, from: UnsafeRawPointer($0))
+        write(UnsafeRawPointer($0).assumingMemoryBound(to: Target.self), to: object)
       }
     }
-    let target = unsafeDowncast(anyObject, to: Object.self)
     return withUnsafeTemporaryAllocation(of: Target.self, capacity: 1) { buffer in
       let converted = buffer.baseAddress.unsafelyUnwrapped
       guard conversion.convert(value, into: converted) else {
@@ -243,58 +283,34 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
             .conversionFailed(value: describe(value), from: "\(Value.self)", to: "\(Target.self)")
           ))
       }
-      return write(consuming: converted, to: target)
+      defer { converted.deinitialize(count: 1) }
+      return write(converted, to: object)
     }
   }
 
-  // Copies the `Target` at `source` into the stored property at `offset` in `object`, unless
-  // the property already holds an equal value.
-  private func writeField(at offset: Int, of object: AnyObject, from source: UnsafeRawPointer)
-    -> WriteOutcome
-  {
-    let field = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + offset
-    if let equatable, equatable.bindIsEqual(field, source) { return .unchanged }
-    // `==` is user code: it may have unbound this member.
+  // Copies the `Target` at `source` into the property, unless the property already holds an
+  // equal value.
+  private func write(_ source: UnsafePointer<Target>, to object: AnyObject) -> WriteOutcome {
+    if let equatable {
+      let isUnchanged: Bool
+      if fieldOffset >= 0 {
+        isUnchanged = equatable.bindIsEqual(target(at: fieldOffset, in: object), source)
+      } else if boundValueOffset >= 0 {
+        isUnchanged = equatable.bindIsEqual(target(at: boundValueOffset, in: object), source)
+      } else {
+        let current = access.read(unsafeDowncast(object, to: Object.self))
+        isUnchanged = withUnsafePointer(to: current) { equatable.bindIsEqual($0, source) }
+      }
+      if isUnchanged { return .unchanged }
+    }
+    // The conversion, `==` and a getter are user code: they may have unbound this member.
     guard isAttached, chain.isActive else { return .skipped }
-    field.assumingMemoryBound(to: Target.self).update(
-      from: source.assumingMemoryBound(to: Target.self), count: 1)
-    return .written
-  }
-
-  // Moves the value at `converted` into the property unless the property already holds it.
-  private func write(consuming converted: UnsafeMutablePointer<Target>, to target: Object)
-    -> WriteOutcome
-  {
-    if let fieldOffset {
-      let field = field(of: target, at: fieldOffset)
-      if let equatable, equatable.bindIsEqual(field, converted) {
-        converted.deinitialize(count: 1)
-        return .unchanged
-      }
-      // The conversion and `==` are user code: they may have unbound this member.
-      guard isAttached, chain.isActive else {
-        converted.deinitialize(count: 1)
-        return .skipped
-      }
-      field.moveUpdate(from: converted, count: 1)
+    if fieldOffset >= 0 {
+      target(at: fieldOffset, in: object).update(from: source, count: 1)
       return .written
     }
-    if let equatable {
-      let isUnchanged = withUnsafePointer(to: access.read(target)) {
-        equatable.bindIsEqual($0, converted)
-      }
-      if isUnchanged {
-        converted.deinitialize(count: 1)
-        return .unchanged
-      }
-    }
-    // The conversion, the getter and `==` are user code: they may have unbound this member.
-    guard isAttached, chain.isActive else {
-      converted.deinitialize(count: 1)
-      return .skipped
-    }
     isWriting = true
-    access.write(converted.move(), to: target)
+    access.write(source.pointee, to: unsafeDowncast(object, to: Object.self))
     isWriting = false
     return .written
   }
@@ -330,11 +346,10 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
 
   override func controlEventDidFire() {
     guard !isWriting, role.sends, isAttached, let anyObject = object else { return }
-    let target = unsafeDowncast(anyObject, to: Object.self)
-    if let fieldOffset {
-      send(field(of: target, at: fieldOffset).pointee)
+    if fieldOffset >= 0 {
+      send(target(at: fieldOffset, in: anyObject).pointee)
     } else {
-      send(access.read(target))
+      send(access.read(unsafeDowncast(anyObject, to: Object.self)))
     }
   }
 }
