@@ -34,7 +34,6 @@ public struct Bound<Value> {
     self.token = nil
   }
 
-  /// Unavailable: `@Bound` is for properties of classes.
   // Sets the value; returns the token to notify, if the property is bound.
   @inlinable
   mutating func store(_ newValue: Value) -> BoundToken<Value>? {
@@ -42,6 +41,7 @@ public struct Bound<Value> {
     return token
   }
 
+  /// Unavailable: `@Bound` is for properties of classes.
   @available(*, unavailable, message: "@Bound can only be applied to properties of classes")
   public var wrappedValue: Value {
     get { fatalError("@Bound can only be applied to properties of classes") }

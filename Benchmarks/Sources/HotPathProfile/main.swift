@@ -8,12 +8,13 @@
 //                                               them, release both (auto-unbind)
 //   HotPathProfile memory [N]                  binds N chains and exits with them all alive,
 //                                               for valgrind's per-allocation-site report
+import ChainBind
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import ChainBind
 
 final class Model { @Bound var value = 0 }
 final class HandModel {
