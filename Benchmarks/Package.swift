@@ -8,11 +8,13 @@ let package = Package(
   platforms: [.macOS(.v15)],
   dependencies: [
     .package(name: "ChainBind", path: ".."),
-    .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    .package(
+      url: "https://github.com/ordo-one/benchmark", exact: "1.38.1",
+      traits: ["MallocInterposer"]),
     .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
   ],
   targets: [
-    // A harness-free `set → 1 out` loop to run under valgrind --tool=callgrind.
+    // Harness-free loops to run under valgrind (callgrind for instructions, memcheck for heap).
     .executableTarget(
       name: "HotPathProfile",
       dependencies: [.product(name: "ChainBind", package: "ChainBind")]
@@ -26,7 +28,7 @@ let package = Package(
       ],
       path: "Benchmarks/ChainBindBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    )
+    ),
   ],
   swiftLanguageModes: [.v6]
 )
