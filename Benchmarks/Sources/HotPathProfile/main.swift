@@ -64,6 +64,8 @@ case "memory":
   // are per chain.
   var pairs: [(Model, Target)] = []
   var chains: [Chain<Int>] = []
+  pairs.reserveCapacity(n)
+  chains.reserveCapacity(n)
   for _ in 0..<n { pairs.append((Model(), Target())) }
   for (m, t) in pairs { chains.append(Bind.inout(m, \.value).out(t, \.value)) }
   consume(pairs.count + chains.count)

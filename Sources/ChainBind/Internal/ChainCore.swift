@@ -8,10 +8,11 @@ import Synchronization
 class AnyChain: @unchecked Sendable {
   let registry: Registry
   let code: ChainCode
-  let lock = Lock()
   // Guarded by `lock`. Written and read in the order members were added (DESIGN §2.4). Like
   // every lock-guarded property here, not also checked for exclusive access at run time.
   @exclusivity(unchecked) var members: ContiguousArray<AnyMember> = []
+  // Byte-sized, after the word-sized properties: less padding per chain.
+  let lock = Lock()
   private let active = Atomic<Bool>(true)
 
   init(registry: Registry, code: ChainCode) {
@@ -93,13 +94,13 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @exclusivity(unchecked) private var filters: ContiguousArray<(Value) -> Bool> = []
   @exclusivity(unchecked) private var sinks: ContiguousArray<Sink<Value>> = []
   @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
-  @exclusivity(unchecked) private var isDelivering = false
   @exclusivity(unchecked) private var queue: ContiguousArray<PendingChange<Value>> = []
   // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
   // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
   @exclusivity(unchecked) private var filterCount = 0
   @exclusivity(unchecked) private var sinkCount = 0
   @exclusivity(unchecked) private var queuedCount = 0
+  @exclusivity(unchecked) private var isDelivering = false
 
   init(registry: Registry, code: ChainCode, current: Value) {
     self.current = current

@@ -22,6 +22,7 @@ enum WriteOutcome {
 // `isWriting` is touched only by the thread delivering to this member's object, which the
 // caller confines (DESIGN §6.1).
 class AnyMember: @unchecked Sendable {
+  // Word-sized properties first, the byte-sized ones last: less padding per member.
   let objectID: ObjectIdentifier
   // Never retains the member's object (DESIGN §5.1).
   // The stored properties below are not checked for exclusive access at run time: each has
@@ -29,18 +30,18 @@ class AnyMember: @unchecked Sendable {
   @exclusivity(unchecked) weak var object: AnyObject?
   let keyPath: AnyKeyPath
   let chain: AnyChain
-  @exclusivity(unchecked) var role: MemberRole
   @exclusivity(unchecked) var storageKeyPath: AnyKeyPath?
   @exclusivity(unchecked) var nextInObject: AnyMember?
+  // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
+  // the delivering thread, which must not overwrite a member's newer, queued value.
+  let pendingChanges = Atomic<Int>(0)
+  @exclusivity(unchecked) var role: MemberRole
   // Set while the chain writes this member. The member's own notification of that write is
   // not a change (no echo): a @Bound setter notifies exactly once and that notification clears
   // the flag, so a setter that then sets the property again (a clamp in `didSet`) is a change;
   // a control's events are ignored until the write returns.
   @exclusivity(unchecked) var isWriting = false
   private let attached = Atomic<Bool>(true)
-  // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
-  // the delivering thread, which must not overwrite a member's newer, queued value.
-  let pendingChanges = Atomic<Int>(0)
 
   init(object: AnyObject, keyPath: AnyKeyPath, chain: AnyChain, role: MemberRole) {
     self.objectID = ObjectIdentifier(object)
@@ -74,19 +75,21 @@ class MemberNode<Value>: AnyMember, @unchecked Sendable {
 // How to read and write a member's property.
 struct MemberAccess<Object: AnyObject, Target> {
   let keyPath: KeyPath<Object, Target>
-  // nil when the key path is read-only; then the member can neither receive nor be reverted.
-  let writableKeyPath: ReferenceWritableKeyPath<Object, Target>?
+  // false when the key path is read-only; then the member can neither receive nor be reverted.
+  let isWritable: Bool
 
   static func writable(_ keyPath: ReferenceWritableKeyPath<Object, Target>) -> Self {
-    Self(keyPath: keyPath, writableKeyPath: keyPath)
+    Self(keyPath: keyPath, isWritable: true)
   }
 
   // A key path typed read-only may still be writable; then a rejected change can be reverted.
   static func readable(_ keyPath: KeyPath<Object, Target>) -> Self {
-    Self(keyPath: keyPath, writableKeyPath: keyPath as? ReferenceWritableKeyPath<Object, Target>)
+    Self(keyPath: keyPath, isWritable: keyPath is ReferenceWritableKeyPath<Object, Target>)
   }
 
-  var isWritable: Bool { writableKeyPath != nil }
+  var writableKeyPath: ReferenceWritableKeyPath<Object, Target>? {
+    isWritable ? unsafeDowncast(keyPath, to: ReferenceWritableKeyPath<Object, Target>.self) : nil
+  }
 
   func read(_ object: Object) -> Target { object[keyPath: keyPath] }
 
@@ -159,7 +162,7 @@ struct MemberAccess<Object: AnyObject, Target> {
     let path = MemberLabel.path(of: keyPath)
     // A settable one only: a read-only computed property is not stored, so it is never named
     // after a stored property that happens to hold the same value.
-    guard writableKeyPath != nil, path.hasPrefix("<computed "), path.hasSuffix(">"),
+    guard isWritable, path.hasPrefix("<computed "), path.hasSuffix(">"),
       !path.contains(".")
     else {
       return nil
@@ -200,10 +203,7 @@ final class FieldOffsets: @unchecked Sendable {
 final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, BoundObserver,
   @unchecked Sendable
 {
-  let access: MemberAccess<Object, Target>
   let conversion: any MemberConversion<Value, Target>
-  let canReceive: Bool
-  let convertsBack: Bool
   // `Target` as an Equatable type, when it is one: gives `==` on two `Target`s in memory
   // without a closure (no context to allocate per member, none to retain per change).
   let equatable: (any Equatable.Type)?
@@ -214,6 +214,9 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   // to compare (the wrapper's getter does nothing else); it is still written through the key
   // path, whose setter runs the property's observers.
   private(set) var boundValueOffset = -1
+  let isWritable: Bool
+  let canReceive: Bool
+  let convertsBack: Bool
   // The conversion is the identity: `Target` is `Value`.
   let isIdentity: Bool
 
@@ -221,7 +224,7 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     object: Object, access: MemberAccess<Object, Target>, chain: ChainCore<Value>,
     role: MemberRole, conversion: any MemberConversion<Value, Target>
   ) {
-    self.access = access
+    self.isWritable = access.isWritable
     self.conversion = conversion
     self.canReceive = access.isWritable && conversion.converts
     self.convertsBack = conversion.convertsBack
@@ -229,6 +232,12 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     self.fieldOffset = access.storedFieldOffset(in: object) ?? -1
     self.isIdentity = conversion is IdentityConversion<Value>
     super.init(object: object, keyPath: access.keyPath, chain: chain, role: role)
+  }
+
+  // The key path is kept once, in `AnyMember`; this is its typed form.
+  var access: MemberAccess<Object, Target> {
+    MemberAccess(
+      keyPath: unsafeDowncast(keyPath, to: KeyPath<Object, Target>.self), isWritable: isWritable)
   }
 
   // Records the `@Bound` storage the probe found, before the member is published.
