@@ -2,6 +2,7 @@
 // interposer).
 //   HotPathProfile chainbind|scale|floor [N]   `set → 1 out` N times (scale: with 100 000 other
 //                                               live chains; floor: the hand-written peer)
+//   HotPathProfile string [N]                  `set → 1 out` N times, Int → String
 //   HotPathProfile twoway [N]                  N sets alternating between the two `@Bound`
 //                                               ends of a two-way pair
 //   HotPathProfile churn [N]                   N cycles of: make a source and a target, bind
@@ -22,6 +23,7 @@ final class HandModel {
   var value = 0 { didSet { for o in observers { o(value) } } }
 }
 final class Target { var value = 0 }
+final class TextTarget { var text = "" }
 
 @inline(never) func consume(_ x: Int) { if x == -1 { print(x) } }
 
@@ -46,6 +48,12 @@ case "floor":
   let model = HandModel()
   model.observers.append { [weak target] in target?.value = $0 }
   setRepeatedly(model, n)
+case "string":
+  let model = Model()
+  let text = TextTarget()
+  let chain = Bind.inout(model, \.value).out(text, \.text)
+  setRepeatedly(model, n)
+  consume(chain.memberCount + text.text.count)
 case "twoway":
   let left = Model()
   let right = Model()
