@@ -1,5 +1,6 @@
-import ChainBind
 import Testing
+
+@testable import ChainBind
 
 // DESIGN §4.1–§4.3: per-member conversions, the automatic conversion table between
 // `BindConvertible` types, and what a failed conversion does (never writes a default value).
@@ -819,5 +820,42 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
 
       #expect(plain.optionalString == "b")
     }
+  }
+}
+
+// Built-in convertible types are built with their concrete initializers (`ConvertibleKind`), your
+// own through the protocol; both must give exactly what `init?(bindPrimitive:)` gives.
+@Suite struct ConvertibleKindTests {
+  private static let primitives: [BindPrimitive] = [
+    .none, .bool(true), .int(-7), .double(2.5), .float(0.5), .string(" 42 "), .string("x"),
+  ]
+
+  private func agrees<T: BindConvertible & Equatable>(
+    _ type: T.Type, kind expected: ConvertibleKind
+  ) -> Bool {
+    let kind = ConvertibleKind(type)
+    guard kind == expected else { return false }
+    return Self.primitives.allSatisfy { primitive in
+      withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer in
+        guard let pointer = buffer.baseAddress else { return false }
+        let made = kind.make(type, from: primitive, into: UnsafeMutableRawPointer(pointer))
+        defer { if made { pointer.deinitialize(count: 1) } }
+        let expected = T(bindPrimitive: primitive)
+        return made ? pointer.pointee == expected : expected == nil
+      }
+    }
+  }
+
+  @Test func everyKindBuildsWhatItsInitializerBuilds() {
+    #expect(agrees(Int.self, kind: .int))
+    #expect(agrees(Double.self, kind: .double))
+    #expect(agrees(Float.self, kind: .float))
+    #expect(agrees(Bool.self, kind: .bool))
+    #expect(agrees(String.self, kind: .string))
+    #expect(agrees(String?.self, kind: .optionalString))
+    #expect(agrees(Int?.self, kind: .optionalInt))
+    #expect(agrees(Double?.self, kind: .optionalDouble))
+    #expect(agrees(Bool?.self, kind: .other))
+    #expect(agrees(ConvertLevel.self, kind: .other))
   }
 }
