@@ -293,7 +293,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   @inline(never)
   private func accepts(_ value: Value, _ filters: ContiguousArray<(Value) -> Bool>) -> Bool {
-    filters.allSatisfy { $0(value) }
+    // A plain loop: `allSatisfy { $0(value) }` would box the closure's captured `value`.
+    for index in filters.indices where !filters[index](value) { return false }
+    return true
   }
 
   @inline(never)
