@@ -3,6 +3,9 @@
 //   HotPathProfile chainbind|scale|floor [N]   `set → 1 out` N times (scale: with 100 000 other
 //                                               live chains; floor: the hand-written peer)
 //   HotPathProfile string [N]                  `set → 1 out` N times, Int → String
+//   HotPathProfile filter [N]                  `set → 1 out` N times through a filter and a
+//                                               convert closure (Int → String)
+//   HotPathProfile sink [N]                    N sets of a chain with one sink, no members
 //   HotPathProfile twoway [N]                  N sets alternating between the two `@Bound`
 //                                               ends of a two-way pair
 //   HotPathProfile churn [N]                   N cycles of: make a source and a target, bind
@@ -54,6 +57,20 @@ case "string":
   let chain = Bind.inout(model, \.value).out(text, \.text)
   setRepeatedly(model, n)
   consume(chain.memberCount + text.text.count)
+case "filter":
+  let model = Model()
+  let text = TextTarget()
+  let chain = Bind.inout(model, \.value)
+    .filter { $0 >= 0 }
+    .out(text, \.text, convert: { String($0) })
+  setRepeatedly(model, n)
+  consume(chain.memberCount + text.text.count)
+case "sink":
+  let model = Model()
+  var total = 0
+  let chain = Bind.inout(model, \.value).out(key: "sum") { total &+= $0 }
+  setRepeatedly(model, n)
+  consume(chain.memberCount + total)
 case "twoway":
   let left = Model()
   let right = Model()
