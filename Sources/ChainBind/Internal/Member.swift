@@ -26,7 +26,7 @@ class AnyMember: @unchecked Sendable {
   let objectID: ObjectIdentifier
   // Never retains the member's object (DESIGN §5.1).
   // The stored properties below are not checked for exclusive access at run time: each has
-  // the one owner the comment above names, and the checks would be a third of a set's cost.
+  // the one owner the comment above names, and the checks would cost about a quarter of a set.
   @exclusivity(unchecked) weak var object: AnyObject?
   let keyPath: AnyKeyPath
   let chain: AnyChain
