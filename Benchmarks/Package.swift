@@ -14,11 +14,6 @@ let package = Package(
     .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
   ],
   targets: [
-    // Harness-free loops to run under valgrind (callgrind for instructions, memcheck for heap).
-    .executableTarget(
-      name: "HotPathProfile",
-      dependencies: [.product(name: "ChainBind", package: "ChainBind")]
-    ),
     .executableTarget(
       name: "ChainBindBenchmarks",
       dependencies: [
@@ -28,7 +23,7 @@ let package = Package(
       ],
       path: "Benchmarks/ChainBindBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    ),
+    )
   ],
   swiftLanguageModes: [.v6]
 )

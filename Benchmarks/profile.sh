@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Instructions per operation (valgrind callgrind) and live memory per chain (valgrind memcheck)
-# of the harness-free loops in Sources/HotPathProfile. Repeatable to the instruction, unlike
+# of the harness-free loops in Profile/ (a package of its own, depending only on ChainBind). Repeatable to the instruction, unlike
 # wall-clock time; see Docs/Performance.md.
 #
 # Usage: Benchmarks/profile.sh [mode ...]
-#   modes: chainbind floor scale string filter sink twoway churn memory   (default: all)
+#   modes: chainbind floor scale string double filter sink twoway churn memory   (default: all)
 # Each mode but memory runs twice, with N = 10 000 and 20 000 operations; the difference divided
 # by 10 000 is the cost of one operation (setup and teardown cancel out; deterministic hashing
 # keeps them identical). memory binds 1 000 and 2 000 chains and divides what stays allocated.
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/Profile"
 scratch="${BENCH_SCRATCH_PATH:-.build}"
 swift build -c release --scratch-path "$scratch" --product HotPathProfile >/dev/null
 binary="$scratch/release/HotPathProfile"
@@ -27,7 +27,7 @@ reachable() { # n -> "bytes blocks"
 }
 
 modes=("$@")
-[ ${#modes[@]} -eq 0 ] && modes=(chainbind floor scale string filter sink twoway churn memory)
+[ ${#modes[@]} -eq 0 ] && modes=(chainbind floor scale string double filter sink twoway churn memory)
 for mode in "${modes[@]}"; do
   if [ "$mode" = memory ]; then
     read -r bytes1 blocks1 <<<"$(reachable 1000)"

@@ -2,16 +2,17 @@ import Testing
 
 @testable import ChainBind
 
-// A member whose property is a plain stored property (no observers, no accessors) is read and
-// written in place, at an offset found at bind time, instead of through its key path (see
-// `MemberAccess.storedFieldOffset(in:)`). These tests pin which properties take that path and
-// that writes through it behave exactly like key-path writes: values, equality, reference
+// A member whose property is a plain stored property (no observers, no accessors) of a trivial
+// type is read and written in place, at an offset found at bind time, instead of through its key
+// path (see `MemberAccess.storedFieldOffset(in:)`; not on Apple platforms, where key-path
+// descriptions cannot tell stored from computed properties). These tests pin which properties
+// take that path and that every write behaves like a key-path write: values, equality, reference
 // counting of what the property held, conversion, reverts.
 
-/// A value whose `==` looks at `id` only, so an "equal" value can still differ in `note`.
+/// A trivial value whose `==` looks at `id` only, so an "equal" value can still differ in `note`.
 private struct DirectTagged: Equatable {
   var id: Int
-  var note: String
+  var note: Int
   static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
 }
 
@@ -32,7 +33,8 @@ private final class DirectTarget {
   var optionalString: String? = "start"
   var array: [Int] = []
   var point = DirectPoint()
-  var tagged = DirectTagged(id: 0, note: "")
+  var tagged = DirectTagged(id: 0, note: 0)
+  var optionalInt: Int? = 1
   var box: DirectBox?
   var observed = 0 { didSet { observedWrites += 1 } }
   var observedWrites = 0
@@ -59,7 +61,7 @@ private final class DirectGeneric<Element> {
 
 private final class DirectCustomMirror: CustomReflectable {
   var int = 0
-  var customMirror: Mirror { Mirror(self, children: ["int": int]) }
+  var customMirror: Mirror { Mirror(self, children: []) }
 }
 
 /// A `@Bound` source of every type the tests bind.
@@ -68,19 +70,19 @@ private final class DirectSource {
   @Bound var string = ""
   @Bound var optionalString: String? = nil
   @Bound var array: [Int] = []
-  @Bound var tagged = DirectTagged(id: 0, note: "")
+  @Bound var tagged = DirectTagged(id: 0, note: 0)
   @Bound var box: DirectBox?
 }
 
-/// A control whose text is a plain stored property: read and reverted in place.
-private final class DirectField: ControlEventSource {
-  enum Event { case editingChanged }
+/// A control whose number is a plain stored property: read and reverted in place.
+private final class DirectStepper: ControlEventSource {
+  enum Event { case valueChanged }
   let controlEvents = ControlEvents<Event>()
-  var text = ""
+  var number = 0
 
-  func userTypes(_ newText: String) {
-    text = newText
-    controlEvents.send(.editingChanged)
+  func userSteps(to newNumber: Int) {
+    number = newNumber
+    controlEvents.send(.valueChanged)
   }
 }
 
@@ -93,21 +95,28 @@ private func hasDirectAccess<Object: AnyObject, Target>(
 @Suite struct DirectWriteTests {
   // MARK: Which properties are written in place
 
-  @Test func plainStoredPropertiesOfEveryTypeAreWrittenInPlace() {
+  /// Whether this platform writes any property in place.
+  private static let writesInPlace: Bool = {
+    #if canImport(Darwin)
+      false
+    #else
+      true
+    #endif
+  }()
+
+  @Test func plainStoredPropertiesOfTrivialTypesAreWrittenInPlace() {
     let target = DirectTarget()
-    #expect(hasDirectAccess(target, \.int))
-    #expect(hasDirectAccess(target, \.string))
-    #expect(hasDirectAccess(target, \.optionalString))
-    #expect(hasDirectAccess(target, \.array))
-    #expect(hasDirectAccess(target, \.point))
-    #expect(hasDirectAccess(target, \.tagged))
-    #expect(hasDirectAccess(target, \.box))
-    #expect(hasDirectAccess(DirectSubclass(), \.own))
-    #expect(hasDirectAccess(DirectGeneric(1), \.element))
-    #expect(hasDirectAccess(DirectGeneric("one"), \.element))
+    #expect(hasDirectAccess(target, \.int) == Self.writesInPlace)
+    #expect(hasDirectAccess(target, \.optionalInt) == Self.writesInPlace)
+    #expect(hasDirectAccess(target, \.point) == Self.writesInPlace)
+    #expect(hasDirectAccess(target, \.tagged) == Self.writesInPlace)
+    #expect(hasDirectAccess(DirectSubclass(), \.own) == Self.writesInPlace)
+    #expect(hasDirectAccess(DirectGeneric(1), \.element) == Self.writesInPlace)
+    // Reflection plays no part: a custom mirror changes nothing.
+    #expect(hasDirectAccess(DirectCustomMirror(), \.int) == Self.writesInPlace)
   }
 
-  @Test func propertiesWithCodeOrPathsKeepTheirKeyPath() {
+  @Test func propertiesWithCodePathsOrReferencesKeepTheirKeyPath() {
     let target = DirectTarget()
     // Observers, accessors and wrappers must run on every write.
     #expect(!hasDirectAccess(target, \.observed))
@@ -118,13 +127,18 @@ private func hasDirectAccess<Object: AnyObject, Target>(
     // Properties of a non-final class may be overridden.
     #expect(!hasDirectAccess(DirectBase(), \.inherited))
     #expect(!hasDirectAccess(DirectSubclass(), \.inherited))
-    // A custom mirror cannot confirm the stored property.
-    #expect(!hasDirectAccess(DirectCustomMirror(), \.int))
+    // Reference-counted values: a write in place skips the exclusivity check, and releasing the
+    // old value under an overlapping access would be unsafe.
+    #expect(!hasDirectAccess(target, \.string))
+    #expect(!hasDirectAccess(target, \.optionalString))
+    #expect(!hasDirectAccess(target, \.array))
+    #expect(!hasDirectAccess(target, \.box))
+    #expect(!hasDirectAccess(DirectGeneric("one"), \.element))
     // A read-only property is never written.
     #expect(MemberAccess.readable(\DirectTarget.constant).storedFieldOffset(in: target) == nil)
   }
 
-  @Test func theOffsetIsTheProperty() throws {
+  @Test(.enabled(if: writesInPlace)) func theOffsetIsTheProperty() throws {
     let target = DirectTarget()
     target.int = 41
     let access = MemberAccess.writable(\DirectTarget.int)
@@ -181,12 +195,12 @@ private func hasDirectAccess<Object: AnyObject, Target>(
     let target = DirectTarget()
     Bind.inout(source, \.tagged).out(target, \.tagged)
 
-    source.tagged = DirectTagged(id: 1, note: "first")
-    source.tagged = DirectTagged(id: 1, note: "equal, so never written")
+    source.tagged = DirectTagged(id: 1, note: 1)
+    source.tagged = DirectTagged(id: 1, note: 99)  // equal, so never written
 
-    #expect(target.tagged.note == "first")
-    source.tagged = DirectTagged(id: 2, note: "second")
-    #expect(target.tagged.note == "second")
+    #expect(target.tagged.note == 1)
+    source.tagged = DirectTagged(id: 2, note: 2)
+    #expect(target.tagged.note == 2)
   }
 
   @Test func referencesHeldByThePropertyAreRetainedAndReleased() {
@@ -216,7 +230,7 @@ private func hasDirectAccess<Object: AnyObject, Target>(
     #expect(target.box?.number == 2)
   }
 
-  @Test func convertedValuesAreWrittenInPlace() {
+  @Test func convertedValuesArrive() {
     let source = DirectSource()
     let target = DirectTarget()
     Bind.inout(source, \.int).out(target, \.string)
@@ -231,16 +245,16 @@ private func hasDirectAccess<Object: AnyObject, Target>(
 
   @Test func aRejectedControlValueIsRevertedInPlace() {
     let source = DirectSource()
-    let field = DirectField()
-    Bind.inout(source, \.string)
-      .inout(field, \.text, on: .editingChanged)
-      .filter { $0.count <= 3 }
+    let stepper = DirectStepper()
+    Bind.inout(source, \.int)
+      .inout(stepper, \.number, on: .valueChanged)
+      .filter { $0 <= 10 }
 
-    field.userTypes("abc")
-    field.userTypes("abcd")
+    stepper.userSteps(to: 7)
+    stepper.userSteps(to: 11)
 
-    #expect(source.string == "abc")
-    #expect(field.text == "abc")
+    #expect(source.int == 7)
+    #expect(stepper.number == 7)
   }
 
   @Test func observersStillRunForObservedProperties() {

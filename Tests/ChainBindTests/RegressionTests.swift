@@ -44,6 +44,20 @@ private final class ReactingCell {
   }
 }
 
+private final class Payload {
+  let reject: Bool
+  let onDeinit: () -> Void
+  init(reject: Bool, onDeinit: @escaping () -> Void = {}) {
+    self.reject = reject
+    self.onDeinit = onDeinit
+  }
+  deinit { onDeinit() }
+}
+
+private final class PayloadCell {
+  @Bound var payload: Payload? = nil
+}
+
 private final class DeinitAction {
   let action: () -> Void
   init(_ action: @escaping () -> Void) { self.action = action }
@@ -271,6 +285,31 @@ private final class DeinitAction {
     model.value = 1
 
     #expect(countAtRelease == 1)
+    chain.unbind()
+  }
+
+  @Test func aQueuedChangeIsReleasedOutsideTheChainLock() {
+    let cell = PayloadCell()
+    let chain = Bind.inout(cell, \.payload).filter { !($0?.reject ?? false) }
+    var lockHeldAtRelease: Bool?
+    var armed = false
+    chain.out(key: "queue") { _ in
+      guard armed else { return }
+      armed = false
+      // Queued behind the change being delivered, then rejected and reverted: the queue's copy
+      // is its last reference. Its deinit must run after the chain unlocked.
+      cell.payload = Payload(reject: true) {
+        let isFree = chain.core.lock.tryLock()
+        if isFree { chain.core.lock.unlock() }
+        lockHeldAtRelease = !isFree
+      }
+    }
+    armed = true
+
+    cell.payload = Payload(reject: false)
+
+    #expect(lockHeldAtRelease == false)
+    #expect(cell.payload?.reject == false)
     chain.unbind()
   }
 

@@ -87,6 +87,8 @@ extension ChainCore {
       conversion: conversion)
     if let storageKeyPath = probe?.storageKeyPath {
       member.useBoundStorage(storageKeyPath, of: object)
+    } else {
+      member.usePlainStorage(of: object)
     }
     if role.sends && !isObservable {
       // DESIGN §2.2: reported at bind time; the member still receives when it can.

@@ -11,8 +11,8 @@ class AnyChain: @unchecked Sendable {
   // Guarded by `lock`. Written and read in the order members were added (DESIGN §2.4). Like
   // every lock-guarded property here, not also checked for exclusive access at run time.
   @exclusivity(unchecked) var members: ContiguousArray<AnyMember> = []
-  // Byte-sized, after the word-sized properties: less padding per chain.
-  let lock = Lock()
+  // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
+  let lock = ChainLock()
   private let active = Atomic<Bool>(true)
 
   init(registry: Registry, code: ChainCode) {
@@ -226,9 +226,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inline(never)
   private func deliverQueue(dead: inout [AnyMember]) {
     repeat {
-      let pending = dequeue()
-      runTurn(from: pending.origin, pending.value, dead: &dead)
-      // `pending` is released here, after the turn unlocked.
+      do {
+        let pending = dequeue()
+        runTurn(from: pending.origin, pending.value, dead: &dead)
+        // `pending` is released at the end of this scope: after the turn unlocked, before the
+        // lock is taken again (releasing it may run a deinit that uses this chain).
+      }
       lock.lock()
     } while isActive && queuedCount > 0
   }

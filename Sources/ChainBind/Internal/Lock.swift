@@ -12,39 +12,68 @@ import Synchronization
   import WinSDK
 #endif
 
-// The lock that guards the state of a chain, of the registry and of a control's events.
+// The locks that guard ChainBind's state. Neither is Synchronization.Mutex: on Linux, Mutex parks
+// threads with futex calls that ThreadSanitizer does not see, so every access it guards is
+// reported as a race, and DESIGN §6.1 asks for TSan-clean runs.
 //
-// Not Synchronization.Mutex: on Linux, Mutex parks threads with futex calls that
-// ThreadSanitizer does not see, so every access it guards is reported as a race, and DESIGN §6.1
-// asks for TSan-clean runs.
+// `Lock` is a pthread mutex (TSan intercepts it), allocated once per lock when its owner is
+// created: for the registry, whose holds include hash-table work, for controls and for the
+// fallback handler. `ChainLock` guards one chain, whose holds are a few loads and stores.
 //
-// On Apple platforms it is a pthread mutex (TSan intercepts it; the scheduler's priority
-// inheritance needs a real mutex there), allocated once per lock when its owner is created.
+// Both: `run { }` for configuration, plain `lock()`/`unlock()` for the delivery path (a generic
+// `run` closure returning a generic value makes unspecialized code look up run-time type
+// metadata on every call).
+
+// A pthread mutex at a stable heap address, as pthread requires.
 //
-// Elsewhere it is one atomic flag stored inline: taken with a compare-and-exchange that
-// acquires, released with a store that releases (TSan sees both). Every hold in ChainBind is a
-// few loads and stores, never user code, so a waiting thread spins briefly and then yields its
-// processor. Inline, it costs no allocation per chain, and an uncontended lock and unlock are one
-// atomic instruction and one plain store, where a pthread mutex takes two atomic instructions
-// and a call each way.
+// @unchecked Sendable: the pointer is only ever used through pthread_mutex_lock/unlock.
 struct Lock: ~Copyable, @unchecked Sendable {
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+  init() {
+    mutex = .allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    pthread_mutex_init(mutex, nil)
+  }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deinitialize(count: 1)
+    mutex.deallocate()
+  }
+
+  borrowing func lock() { pthread_mutex_lock(mutex) }
+  borrowing func unlock() { pthread_mutex_unlock(mutex) }
+  // Takes the lock if it is free; returns whether it did.
+  borrowing func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
+
+  // Runs `body` with the lock held. `body` must not run user code, nor release anything whose
+  // deinit might (hand such things out as the result and let them go after unlocking).
+  borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
+    lock()
+    defer { unlock() }
+    return try body()
+  }
+}
+
+// The lock of one chain.
+//
+// On Apple platforms, a `Lock` (the scheduler's priority inheritance needs a real mutex there).
+// Elsewhere, one atomic flag stored inline: taken with a compare-and-exchange that acquires,
+// released with a store that releases (TSan sees both). A chain's holds copy a few fields and
+// never run user code, so a waiting thread spins briefly and then yields its processor. Inline,
+// it costs no allocation per chain, and an uncontended lock and unlock are one atomic instruction
+// and one plain store, where a pthread mutex takes two atomic instructions and a call each way.
+// Not for threads with real-time scheduling policies, which `sched_yield` does not make room for.
+struct ChainLock: ~Copyable, @unchecked Sendable {
   #if canImport(Darwin)
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let mutex = Lock()
 
-    init() {
-      mutex = .allocate(capacity: 1)
-      mutex.initialize(to: pthread_mutex_t())
-      pthread_mutex_init(mutex, nil)
-    }
+    init() {}
 
-    deinit {
-      pthread_mutex_destroy(mutex)
-      mutex.deinitialize(count: 1)
-      mutex.deallocate()
-    }
-
-    borrowing func lock() { pthread_mutex_lock(mutex) }
-    borrowing func unlock() { pthread_mutex_unlock(mutex) }
+    borrowing func lock() { mutex.lock() }
+    borrowing func unlock() { mutex.unlock() }
+    borrowing func tryLock() -> Bool { mutex.tryLock() }
   #else
     private let isLocked = Atomic<Bool>(false)
 
@@ -74,6 +103,13 @@ struct Lock: ~Copyable, @unchecked Sendable {
 
     borrowing func unlock() { isLocked.store(false, ordering: .releasing) }
 
+    // Takes the lock if it is free; returns whether it did.
+    borrowing func tryLock() -> Bool {
+      isLocked.compareExchange(
+        expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
+      ).exchanged
+    }
+
     private borrowing func yieldProcessor() {
       #if os(Windows)
         _ = SwitchToThread()
@@ -83,11 +119,7 @@ struct Lock: ~Copyable, @unchecked Sendable {
     }
   #endif
 
-  // Plain lock and unlock above are for the delivery path: a generic `run` closure returning a
-  // generic value makes unspecialized code look up run-time type metadata on every call.
-
-  // Runs `body` with the lock held. `body` must not run user code, nor release anything whose
-  // deinit might (hand such things out as the result and let them go after unlocking).
+  // Runs `body` with the lock held; the same rules as `Lock.run`.
   borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
     lock()
     defer { unlock() }

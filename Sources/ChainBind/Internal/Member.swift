@@ -99,42 +99,57 @@ struct MemberAccess<Object: AnyObject, Target> {
   }
 
   // The byte offset of the property inside `object` when the key path names one stored
-  // property of it directly (no observers, no accessors, no further components), else nil.
+  // property of it directly (no observers, no accessors, no further components) and `Target` is
+  // a trivial type, else nil.
   //
   // Writing such a property through its key path costs a call into the standard library's
-  // key-path interpreter and one allocation (the exclusivity record of the access); at a known
-  // offset it is a plain store, with the same effect: a stored property without observers has no
-  // setter code to run. The offset is taken once, at bind time, by projecting the property's
-  // address through the key path, which for a stored property runs no user code. Only key paths
-  // that both print as `\Object.name` (computed components print as `<computed …>`) and match
-  // a stored property of that name and type in the object's reflection qualify; anything else
-  // keeps the key path.
+  // key-path interpreter and one allocation (the record of the access for the run-time
+  // exclusivity check); at a known offset it is a plain store, with the same effect: a stored
+  // property without observers has no setter code to run. Trivial types only (no reference
+  // counting: `_isPOD`): a write in place is not checked for exclusivity, and if your code held
+  // an overlapping access to the property, a reference-counted value could be released under it;
+  // a trivial value can at worst be overwritten.
   //
-  // Found once per key path (`FieldOffsets`): a property that qualifies sits at the same offset
-  // in every instance, and the checks cost far more than a bind.
+  // Only key paths that print as `\Object.name` qualify: the standard library on Linux prints
+  // computed components (observers, accessors, overridable properties) as `<computed …>`. On
+  // Apple platforms it may name computed components after their accessors, so nothing qualifies
+  // there. The offset is taken once, by projecting the property's address through the key path,
+  // which for a stored property runs no code, and cached per key path (`FieldOffsets`): a property
+  // that qualifies sits at the same offset in every instance.
   func storedFieldOffset(in object: Object) -> Int? {
-    guard let writableKeyPath else { return nil }
-    return FieldOffsets.shared.offset(of: writableKeyPath) { findStoredFieldOffset(in: object) }
+    #if canImport(Darwin)
+      return nil
+    #else
+      guard let writableKeyPath, _isPOD(Target.self) else { return nil }
+      return FieldOffsets.shared.offset(of: writableKeyPath) {
+        guard Self.namesOneStoredProperty(writableKeyPath) else { return nil }
+        return Self.projectedOffset(of: writableKeyPath, in: object)
+      }
+    #endif
   }
 
-  private func findStoredFieldOffset(in object: Object) -> Int? {
-    guard let writableKeyPath, !(object is any CustomReflectable) else { return nil }
-    let description = writableKeyPath.debugDescription
+  // Whether the key path prints as `\Object.name`: one component, a stored property.
+  private static func namesOneStoredProperty(_ keyPath: AnyKeyPath) -> Bool {
+    let description = keyPath.debugDescription
     let prefix = "\\\(Object.self)."
-    guard description.hasPrefix(prefix) else { return nil }
+    guard description.hasPrefix(prefix) else { return false }
     let name = description.dropFirst(prefix.count)
-    guard let first = name.first, first == "_" || first.isLetter,
-      name.allSatisfy({ $0 == "_" || $0.isLetter || $0.isNumber })
-    else { return nil }
-    let matches = storedProperties(of: object).filter { $0.name == name }
-    guard matches.count == 1 else { return nil }
+    guard let first = name.first, first == "_" || first.isLetter else { return false }
+    return name.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber }
+  }
+
+  // Where a stored property lives in `object`: its address, projected through its key path
+  // (no code runs for a stored property), minus the object's. Nil unless it lies past the object
+  // header and is aligned for `T`.
+  static func projectedOffset<T>(
+    of keyPath: ReferenceWritableKeyPath<Object, T>, in object: Object
+  ) -> Int? {
     let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-    let offset = withUnsafeMutablePointer(to: &object[keyPath: writableKeyPath]) {
+    let offset = withUnsafeMutablePointer(to: &object[keyPath: keyPath]) {
       UnsafeRawPointer($0) - base
     }
-    // Past the object header, aligned for `Target`.
     guard offset >= 2 * MemoryLayout<Int>.size, offset < 1 << 20,
-      offset % MemoryLayout<Target>.alignment == 0
+      offset % MemoryLayout<T>.alignment == 0
     else { return nil }
     return offset
   }
@@ -177,20 +192,40 @@ struct MemberAccess<Object: AnyObject, Target> {
 }
 
 // The offsets of plain stored properties found by `MemberAccess.storedFieldOffset(in:)`, by key
-// path (-1: the key path does not name one). Read and written only when binding.
+// path. Read and written only when binding.
+//
+// Only key paths that qualify are kept: they have a single stored component, so they hold no
+// subscript arguments (which would stay alive here) and comparing them runs no user code. A key
+// path's hash is computed before taking the lock, because hashing one with subscript arguments
+// hashes the arguments.
 //
 // @unchecked Sendable: `offsets` is guarded by `lock`.
 final class FieldOffsets: @unchecked Sendable {
   static let shared = FieldOffsets()
 
+  private struct Key: Hashable {
+    let keyPath: AnyKeyPath
+    let hash: Int
+    init(_ keyPath: AnyKeyPath) {
+      self.keyPath = keyPath
+      self.hash = keyPath.hashValue
+    }
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    static func == (lhs: Key, rhs: Key) -> Bool {
+      lhs.hash == rhs.hash && lhs.keyPath == rhs.keyPath
+    }
+  }
+
   private let lock = Lock()
-  private var offsets: [AnyKeyPath: Int] = [:]
+  private var offsets: [Key: Int] = [:]
 
   func offset(of keyPath: AnyKeyPath, find: () -> Int?) -> Int? {
-    if let known = lock.run({ offsets[keyPath] }) { return known < 0 ? nil : known }
-    // Found outside the lock: reflection may take other locks. Two threads may both find it.
-    let found = find()
-    lock.run { offsets[keyPath] = found ?? -1 }
+    let key = Key(keyPath)
+    if let known = lock.run({ offsets[key] }) { return known }
+    // Found outside the lock: the description of a key path takes the runtime's locks. Two
+    // threads may both find it.
+    guard let found = find() else { return nil }
+    lock.run { offsets[key] = found }
     return found
   }
 }
@@ -209,11 +244,12 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   let equatable: (any Equatable.Type)?
   // Where the property lives in its object when it is a plain stored property (see
   // `MemberAccess.storedFieldOffset(in:)`), or -1: such a member is read and written in place.
-  let fieldOffset: Int
+  // Set by `usePlainStorage(of:)` or left at -1 by `useBoundStorage`, before publishing.
+  @exclusivity(unchecked) private(set) var fieldOffset = -1
   // For a `@Bound` property, where its wrapper keeps the value, or -1: the value is read there
   // to compare (the wrapper's getter does nothing else); it is still written through the key
   // path, whose setter runs the property's observers.
-  private(set) var boundValueOffset = -1
+  @exclusivity(unchecked) private(set) var boundValueOffset = -1
   let isWritable: Bool
   let canReceive: Bool
   let convertsBack: Bool
@@ -229,7 +265,6 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     self.canReceive = access.isWritable && conversion.converts
     self.convertsBack = conversion.convertsBack
     self.equatable = Target.self as? any Equatable.Type
-    self.fieldOffset = access.storedFieldOffset(in: object) ?? -1
     self.isIdentity = conversion is IdentityConversion<Value>
     super.init(object: object, keyPath: access.keyPath, chain: chain, role: role)
   }
@@ -240,11 +275,18 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
       keyPath: unsafeDowncast(keyPath, to: KeyPath<Object, Target>.self), isWritable: isWritable)
   }
 
+  // For a property that is not `@Bound`, before the member is published: finds whether it is a
+  // plain stored property, written in place.
+  func usePlainStorage(of object: Object) {
+    fieldOffset = access.storedFieldOffset(in: object) ?? -1
+  }
+
   // Records the `@Bound` storage the probe found, before the member is published.
   func useBoundStorage(_ storageKeyPath: AnyKeyPath, of object: Object) {
     self.storageKeyPath = storageKeyPath
+    // The wrapper's storage key path comes from the compiler: always one stored property.
     guard let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>>,
-      let storageOffset = MemberAccess.writable(storage).storedFieldOffset(in: object),
+      let storageOffset = MemberAccess<Object, Target>.projectedOffset(of: storage, in: object),
       let valueOffset = MemoryLayout<Bound<Target>>.offset(of: \Bound<Target>.value)
     else { return }
     boundValueOffset = storageOffset + valueOffset

@@ -3,6 +3,7 @@
 //   HotPathProfile chainbind|scale|floor [N]   `set → 1 out` N times (scale: with 100 000 other
 //                                               live chains; floor: the hand-written peer)
 //   HotPathProfile string [N]                  `set → 1 out` N times, Int → String
+//   HotPathProfile double [N]                  `set → 1 out` N times, Int → Double
 //   HotPathProfile filter [N]                  `set → 1 out` N times through a filter and a
 //                                               convert closure (Int → String)
 //   HotPathProfile sink [N]                    N sets of a chain with one sink, no members
@@ -27,6 +28,7 @@ final class HandModel {
 }
 final class Target { var value = 0 }
 final class TextTarget { var text = "" }
+final class NumberTarget { var number = 0.0 }
 
 @inline(never) func consume(_ x: Int) { if x == -1 { print(x) } }
 
@@ -71,6 +73,12 @@ case "sink":
   let chain = Bind.inout(model, \.value).out(key: "sum") { total &+= $0 }
   setRepeatedly(model, n)
   consume(chain.memberCount + total)
+case "double":
+  let model = Model()
+  let number = NumberTarget()
+  let chain = Bind.inout(model, \.value).out(number, \.number)
+  setRepeatedly(model, n)
+  consume(chain.memberCount + Int(number.number))
 case "twoway":
   let left = Model()
   let right = Model()

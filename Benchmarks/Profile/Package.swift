@@ -1,0 +1,19 @@
+// swift-tools-version: 6.0
+// Harness-free loops of the benchmark scenarios, to run under valgrind (`../profile.sh`). A package
+// of its own, with no dependency but ChainBind, so that it builds in seconds and offline.
+import PackageDescription
+
+let package = Package(
+  name: "ChainBindProfile",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(name: "ChainBind", path: "../..")
+  ],
+  targets: [
+    .executableTarget(
+      name: "HotPathProfile",
+      dependencies: [.product(name: "ChainBind", package: "ChainBind")]
+    )
+  ],
+  swiftLanguageModes: [.v6]
+)
