@@ -285,8 +285,11 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   func useBoundStorage(_ storageKeyPath: AnyKeyPath, of object: Object) {
     self.storageKeyPath = storageKeyPath
     // The wrapper's storage key path comes from the compiler: always one stored property.
+    // Cached like plain properties: projecting it allocates an access record.
     guard let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>>,
-      let storageOffset = MemberAccess<Object, Target>.projectedOffset(of: storage, in: object),
+      let storageOffset = FieldOffsets.shared.offset(
+        of: storage, find: { MemberAccess<Object, Target>.projectedOffset(of: storage, in: object) }
+      ),
       let valueOffset = MemoryLayout<Bound<Target>>.offset(of: \Bound<Target>.value)
     else { return }
     boundValueOffset = storageOffset + valueOffset
