@@ -155,8 +155,8 @@ private func hasDirectAccess<Object: AnyObject, Target>(
       Registry.current.member(of: other, keyPath: \DirectSource.int)
         as? KeyPathMember<Int, DirectSource, Int>)
 
-    #expect(member.fieldOffset < 0)
-    #expect(member.boundValueOffset >= 0)
+    #expect(!member.isWrittenInPlace)
+    #expect(member.valueOffset >= 0)
     source.int = 3
     #expect(other.int == 3)
     other.int = 4

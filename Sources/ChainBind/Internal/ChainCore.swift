@@ -239,7 +239,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // Chain lock held; unlocks, then drops the changes still queued.
   @inline(never)
   private func dropQueue() {
-    let dropped = takeQueue()
+    let dropped = queue
+    queue = []
+    queuedCount = 0
     lock.unlock()
     for pending in dropped { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
   }
@@ -319,15 +321,6 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     queuedCount -= 1
     pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
     return pending
-  }
-
-  // Chain lock held. Changes still queued when the chain was released, handed out to be dropped
-  // after unlocking.
-  private func takeQueue() -> ContiguousArray<PendingChange<Value>> {
-    let dropped = queue
-    queue = []
-    queuedCount = 0
-    return dropped
   }
 
   private func handle(_ outcome: WriteOutcome, of member: AnyMember, dead: inout [AnyMember]) {

@@ -130,10 +130,7 @@ struct MemberAccess<Object: AnyObject, Target> {
 
   // Whether the key path prints as `\Object.name`: one component, a stored property.
   private static func namesOneStoredProperty(_ keyPath: AnyKeyPath) -> Bool {
-    let description = keyPath.debugDescription
-    let prefix = "\\\(Object.self)."
-    guard description.hasPrefix(prefix) else { return false }
-    let name = description.dropFirst(prefix.count)
+    let name = MemberLabel.path(of: keyPath)
     guard let first = name.first, first == "_" || first.isLetter else { return false }
     return name.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber }
   }
@@ -242,14 +239,14 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   // `Target` as an Equatable type, when it is one: gives `==` on two `Target`s in memory
   // without a closure (no context to allocate per member, none to retain per change).
   let equatable: (any Equatable.Type)?
-  // Where the property lives in its object when it is a plain stored property (see
-  // `MemberAccess.storedFieldOffset(in:)`), or -1: such a member is read and written in place.
-  // Set by `usePlainStorage(of:)` or left at -1 by `useBoundStorage`, before publishing.
-  @exclusivity(unchecked) private(set) var fieldOffset = -1
-  // For a `@Bound` property, where its wrapper keeps the value, or -1: the value is read there
-  // to compare (the wrapper's getter does nothing else); it is still written through the key
-  // path, whose setter runs the property's observers.
-  @exclusivity(unchecked) private(set) var boundValueOffset = -1
+  // Where the property's current value can be read in its object, or -1 (read through the key
+  // path). Set before publishing, by `usePlainStorage(of:)` for a plain stored property (see
+  // `MemberAccess.storedFieldOffset(in:)`), or by `useBoundStorage` for a `@Bound` property,
+  // whose wrapper keeps the value there (its getter does nothing else).
+  @exclusivity(unchecked) private(set) var valueOffset = -1
+  // Whether the property is also written at `valueOffset`: a plain stored property. A `@Bound`
+  // property is written through its key path, whose setter runs the property's observers.
+  @exclusivity(unchecked) private(set) var isWrittenInPlace = false
   let isWritable: Bool
   let canReceive: Bool
   let convertsBack: Bool
@@ -278,7 +275,9 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   // For a property that is not `@Bound`, before the member is published: finds whether it is a
   // plain stored property, written in place.
   func usePlainStorage(of object: Object) {
-    fieldOffset = access.storedFieldOffset(in: object) ?? -1
+    guard let offset = access.storedFieldOffset(in: object) else { return }
+    valueOffset = offset
+    isWrittenInPlace = true
   }
 
   // Records the `@Bound` storage the probe found, before the member is published.
@@ -292,7 +291,7 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
       ),
       let valueOffset = MemoryLayout<Bound<Target>>.offset(of: \Bound<Target>.value)
     else { return }
-    boundValueOffset = storageOffset + valueOffset
+    self.valueOffset = storageOffset + valueOffset
   }
 
   override var label: MemberLabel {
@@ -347,10 +346,8 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
   private func write(_ source: UnsafePointer<Target>, to object: AnyObject) -> WriteOutcome {
     if let equatable {
       let isUnchanged: Bool
-      if fieldOffset >= 0 {
-        isUnchanged = equatable.bindIsEqual(target(at: fieldOffset, in: object), source)
-      } else if boundValueOffset >= 0 {
-        isUnchanged = equatable.bindIsEqual(target(at: boundValueOffset, in: object), source)
+      if valueOffset >= 0 {
+        isUnchanged = equatable.bindIsEqual(target(at: valueOffset, in: object), source)
       } else {
         let current = access.read(unsafeDowncast(object, to: Object.self))
         isUnchanged = withUnsafePointer(to: current) { equatable.bindIsEqual($0, source) }
@@ -359,8 +356,8 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
     }
     // The conversion, `==` and a getter are user code: they may have unbound this member.
     guard isAttached, chain.isActive else { return .skipped }
-    if fieldOffset >= 0 {
-      target(at: fieldOffset, in: object).update(from: source, count: 1)
+    if isWrittenInPlace {
+      target(at: valueOffset, in: object).update(from: source, count: 1)
       return .written
     }
     isWriting = true
@@ -400,8 +397,8 @@ final class KeyPathMember<Value, Object: AnyObject, Target>: MemberNode<Value>, 
 
   override func controlEventDidFire() {
     guard !isWriting, role.sends, isAttached, let anyObject = object else { return }
-    if fieldOffset >= 0 {
-      send(target(at: fieldOffset, in: anyObject).pointee)
+    if valueOffset >= 0 {
+      send(target(at: valueOffset, in: anyObject).pointee)
     } else {
       send(access.read(unsafeDowncast(anyObject, to: Object.self)))
     }

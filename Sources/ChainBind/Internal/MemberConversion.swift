@@ -105,9 +105,7 @@ enum ConvertibleKind: UInt8 {
   }
 
   private static func store<T>(_ value: T?, at pointer: UnsafeMutableRawPointer) -> Bool {
-    guard let value else { return false }
-    pointer.initializeMemory(as: T.self, to: value)
-    return true
+    pointer.assumingMemoryBound(to: T.self).initialize(ifPresent: value)
   }
 }
 
