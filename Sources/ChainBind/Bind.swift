@@ -38,11 +38,15 @@ public enum Bind {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property. Its type is the chain's value type.
   /// - Returns: The chain.
+  @inlinable
   @discardableResult
   public static func `inout`<Object: AnyObject, Value>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
   ) -> Chain<Value> {
-    Chain(core: ChainCore.makeHead(object, .writable(keyPath), role: .inout, source: .property))
+    Chain(
+      core: ChainCore.makeHead(
+        object, keyPath(), role: .inout, source: .property,
+        thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity)))
   }
 
   /// Starts a chain from a property that only sends, or joins the chain it is in.
@@ -58,11 +62,15 @@ public enum Bind {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
   /// - Returns: The chain.
+  @inlinable
   @discardableResult
   public static func `in`<Object: AnyObject, Value>(
-    _ object: Object, _ keyPath: KeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>
   ) -> Chain<Value> {
-    Chain(core: ChainCore.makeHead(object, .readable(keyPath), role: .in, source: .property))
+    Chain(
+      core: ChainCore.makeHead(
+        object, keyPath(), role: .in, source: .property,
+        thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity)))
   }
 
   /// Starts a chain from a control's property that sends when the control sends `event`, and
@@ -78,14 +86,17 @@ public enum Bind {
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
   /// - Returns: The chain.
+  @inlinable
   @discardableResult
   public static func `inout`<Control: ControlEventSource, Value>(
-    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Value>,
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
     on event: Control.Event
   ) -> Chain<Value> {
     Chain(
       core: ChainCore.makeHead(
-        control, .writable(keyPath), role: .inout, source: .subscribing(control, event)))
+        control, keyPath(), role: .inout, source: .subscribing(control, event),
+        thunks: .writable(
+          keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)))
   }
 
   /// Starts a chain from a control's property that only sends, when the control sends `event`.
@@ -99,13 +110,16 @@ public enum Bind {
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
   /// - Returns: The chain.
+  @inlinable
   @discardableResult
   public static func `in`<Control: ControlEventSource, Value>(
-    _ control: Control, _ keyPath: KeyPath<Control, Value>, on event: Control.Event
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>, on event: Control.Event
   ) -> Chain<Value> {
     Chain(
       core: ChainCore.makeHead(
-        control, .readable(keyPath), role: .in, source: .subscribing(control, event)))
+        control, keyPath(), role: .in, source: .subscribing(control, event),
+        thunks: .readable(
+          keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)))
   }
 
   /// Removes every membership of an object, in whatever chains.

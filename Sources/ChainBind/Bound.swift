@@ -64,17 +64,17 @@ public struct Bound<Value> {
     wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>
   ) -> Value {
-    get {
-      if boundProbeGate.load(ordering: .relaxed) != 0 {
+    // Always inlined: the key-path literals then fold into direct accesses to the storage, and
+    // a read is a load plus one relaxed load of the probe gate.
+    @inline(__always) get {
+      if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0) {
         BoundProbe.visit(instance, wrapped: wrappedKeyPath, storage: storageKeyPath)
       }
       return instance[keyPath: storageKeyPath].value
     }
-    set {
-      // One access to the storage: where the key path is not folded into a direct access (in
-      // the setter a key-path write calls), each access is a call into the key-path runtime.
+    @inline(__always) set {
       if let token = instance[keyPath: storageKeyPath].store(newValue) {
-        token.valueDidChange(newValue)
+        token.didSet(newValue)
       }
     }
   }

@@ -19,13 +19,14 @@ extension Chain where Value: BindConvertible {
   ///   - keyPath: The property, of any ``BindConvertible`` type.
   /// - Returns: This chain.
   @_disfavoredOverload
+  @inlinable
   @discardableResult
   public func out<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .out, source: .property,
-      conversion: AutomaticConversion())
+      object, keyPath(), role: .out, source: .property,
+      thunks: .writable(keyPath, convert: { Convert.automatic($0) }, back: nil))
     return self
   }
 
@@ -44,13 +45,14 @@ extension Chain where Value: BindConvertible {
   ///   - keyPath: The property, of any ``BindConvertible`` type.
   /// - Returns: This chain.
   @_disfavoredOverload
+  @inlinable
   @discardableResult
   public func `inout`<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .inout, source: .property,
-      conversion: AutomaticConversion())
+      object, keyPath(), role: .inout, source: .property,
+      thunks: .writable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
     return self
   }
 
@@ -65,13 +67,14 @@ extension Chain where Value: BindConvertible {
   ///   - keyPath: The property, which should be `@Bound`.
   /// - Returns: This chain.
   @_disfavoredOverload
+  @inlinable
   @discardableResult
   public func `in`<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: KeyPath<Object, Target>
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Target>
   ) -> Chain {
     core.add(
-      object, .readable(keyPath), role: .in, source: .property,
-      conversion: AutomaticConversion())
+      object, keyPath(), role: .in, source: .property,
+      thunks: .readable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
     return self
   }
 
@@ -88,14 +91,15 @@ extension Chain where Value: BindConvertible {
   ///   - event: The event after which the chain reads the property.
   /// - Returns: This chain.
   @_disfavoredOverload
+  @inlinable
   @discardableResult
   public func `inout`<Control: ControlEventSource, Target: BindConvertible>(
-    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Target>,
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Target>,
     on event: Control.Event
   ) -> Chain {
     core.add(
-      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
-      conversion: AutomaticConversion())
+      control, keyPath(), role: .inout, source: .subscribing(control, event),
+      thunks: .writable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }, isControl: true))
     return self
   }
 
@@ -111,13 +115,14 @@ extension Chain where Value: BindConvertible {
   ///   - event: The event after which the chain reads the property.
   /// - Returns: This chain.
   @_disfavoredOverload
+  @inlinable
   @discardableResult
   public func `in`<Control: ControlEventSource, Target: BindConvertible>(
-    _ control: Control, _ keyPath: KeyPath<Control, Target>, on event: Control.Event
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>, on event: Control.Event
   ) -> Chain {
     core.add(
-      control, .readable(keyPath), role: .in, source: .subscribing(control, event),
-      conversion: AutomaticConversion())
+      control, keyPath(), role: .in, source: .subscribing(control, event),
+      thunks: .readable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }, isControl: true))
     return self
   }
 }
@@ -135,13 +140,14 @@ extension Chain where Value == Bool {
   ///   - keyPath: The Boolean property.
   ///   - negated: Whether to write `!value`.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func out<Object: AnyObject>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Bool>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>, negated: Bool
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .out, source: .property,
-      conversion: NegatingConversion<Bool>(negated: negated))
+      object, keyPath(), role: .out, source: .property,
+      thunks: .writable(keyPath, convert: Convert.negating(negated), back: nil))
     return self
   }
 
@@ -156,13 +162,14 @@ extension Chain where Value == Bool {
   ///   - keyPath: The Boolean property.
   ///   - negated: Whether to apply `!` on the way in and on the way out.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `inout`<Object: AnyObject>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Bool>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>, negated: Bool
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .inout, source: .property,
-      conversion: NegatingConversion<Bool>(negated: negated))
+      object, keyPath(), role: .inout, source: .property,
+      thunks: .writable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 
@@ -177,13 +184,14 @@ extension Chain where Value == Bool {
   ///   - keyPath: The Boolean property, which should be `@Bound`.
   ///   - negated: Whether to send `!value`.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `in`<Object: AnyObject>(
-    _ object: Object, _ keyPath: KeyPath<Object, Bool>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Bool>, negated: Bool
   ) -> Chain {
     core.add(
-      object, .readable(keyPath), role: .in, source: .property,
-      conversion: NegatingConversion<Bool>(negated: negated))
+      object, keyPath(), role: .in, source: .property,
+      thunks: .readable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 
@@ -200,14 +208,15 @@ extension Chain where Value == Bool {
   ///   - event: The event after which the chain reads the property.
   ///   - negated: Whether to apply `!` on the way in and on the way out.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `inout`<Control: ControlEventSource>(
-    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Bool>,
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Bool>,
     on event: Control.Event, negated: Bool
   ) -> Chain {
     core.add(
-      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
-      conversion: NegatingConversion<Bool>(negated: negated))
+      control, keyPath(), role: .inout, source: .subscribing(control, event),
+      thunks: .writable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated), isControl: true))
     return self
   }
 
@@ -224,13 +233,14 @@ extension Chain where Value == Bool {
   ///   - negated: Whether to convert `!value`.
   /// - Returns: This chain.
   @_disfavoredOverload
+  @inlinable
   @discardableResult
   public func out<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>, negated: Bool
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .out, source: .property,
-      conversion: NegatingConversion(negated: negated))
+      object, keyPath(), role: .out, source: .property,
+      thunks: .writable(keyPath, convert: Convert.negating(negated), back: nil))
     return self
   }
 
@@ -247,13 +257,14 @@ extension Chain where Value == Bool {
   ///   - negated: Whether to apply `!` on the way in and on the way out.
   /// - Returns: This chain.
   @_disfavoredOverload
+  @inlinable
   @discardableResult
   public func `inout`<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>, negated: Bool
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .inout, source: .property,
-      conversion: NegatingConversion(negated: negated))
+      object, keyPath(), role: .inout, source: .property,
+      thunks: .writable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 }

@@ -20,7 +20,9 @@
 ///   never written back; a change made while the chain is delivering is queued, never recursive.
 /// - The chain holds its members' objects weakly and its sinks strongly.
 public struct Chain<Value> {
-  let core: ChainCore<Value>
+  @usableFromInline let core: ChainCore<Value>
+
+  @usableFromInline
   init(core: ChainCore<Value>) {
     self.core = core
   }
@@ -78,12 +80,14 @@ public struct Chain<Value> {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `inout`<Object: AnyObject>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .inout, source: .property, conversion: IdentityConversion())
+      object, keyPath(), role: .inout, source: .property,
+      thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity))
     return self
   }
 
@@ -100,12 +104,14 @@ public struct Chain<Value> {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `in`<Object: AnyObject>(
-    _ object: Object, _ keyPath: KeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>
   ) -> Chain {
     core.add(
-      object, .readable(keyPath), role: .in, source: .property, conversion: IdentityConversion())
+      object, keyPath(), role: .in, source: .property,
+      thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity))
     return self
   }
 
@@ -119,12 +125,14 @@ public struct Chain<Value> {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func out<Object: AnyObject>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .out, source: .property, conversion: IdentityConversion())
+      object, keyPath(), role: .out, source: .property,
+      thunks: .writable(keyPath, convert: Convert.identity, back: nil))
     return self
   }
 
@@ -139,14 +147,15 @@ public struct Chain<Value> {
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `inout`<Control: ControlEventSource>(
-    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Value>,
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
     on event: Control.Event
   ) -> Chain {
     core.add(
-      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
-      conversion: IdentityConversion())
+      control, keyPath(), role: .inout, source: .subscribing(control, event),
+      thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true))
     return self
   }
 
@@ -161,13 +170,14 @@ public struct Chain<Value> {
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `in`<Control: ControlEventSource>(
-    _ control: Control, _ keyPath: KeyPath<Control, Value>, on event: Control.Event
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>, on event: Control.Event
   ) -> Chain {
     core.add(
-      control, .readable(keyPath), role: .in, source: .subscribing(control, event),
-      conversion: IdentityConversion())
+      control, keyPath(), role: .in, source: .subscribing(control, event),
+      thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true))
     return self
   }
 
@@ -185,14 +195,15 @@ public struct Chain<Value> {
   ///   - keyPath: The property.
   ///   - convert: Turns the chain's value into the property's type.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func out<Object: AnyObject, Target>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>,
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
     convert: @escaping (Value) -> Target
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .out, source: .property,
-      conversion: ClosureConversion(convert: convert, back: nil))
+      object, keyPath(), role: .out, source: .property,
+      thunks: .writable(keyPath, convert: Convert.total(convert), back: nil))
     return self
   }
 
@@ -212,14 +223,15 @@ public struct Chain<Value> {
   ///   - convert: Turns the chain's value into the property's type.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `inout`<Object: AnyObject, Target>(
-    _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>,
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
     convert: @escaping (Value) -> Target, back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      object, .writable(keyPath), role: .inout, source: .property,
-      conversion: ClosureConversion(convert: convert, back: back))
+      object, keyPath(), role: .inout, source: .property,
+      thunks: .writable(keyPath, convert: Convert.total(convert), back: back))
     return self
   }
 
@@ -234,14 +246,15 @@ public struct Chain<Value> {
   ///   - keyPath: The property, which should be `@Bound`.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `in`<Object: AnyObject, Target>(
-    _ object: Object, _ keyPath: KeyPath<Object, Target>,
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Target>,
     back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      object, .readable(keyPath), role: .in, source: .property,
-      conversion: ClosureConversion(convert: nil, back: back))
+      object, keyPath(), role: .in, source: .property,
+      thunks: .readable(keyPath, convert: nil, back: back))
     return self
   }
 
@@ -260,15 +273,16 @@ public struct Chain<Value> {
   ///   - convert: Turns the chain's value into the property's type.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `inout`<Control: ControlEventSource, Target>(
-    _ control: Control, _ keyPath: ReferenceWritableKeyPath<Control, Target>,
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Target>,
     on event: Control.Event, convert: @escaping (Value) -> Target,
     back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      control, .writable(keyPath), role: .inout, source: .subscribing(control, event),
-      conversion: ClosureConversion(convert: convert, back: back))
+      control, keyPath(), role: .inout, source: .subscribing(control, event),
+      thunks: .writable(keyPath, convert: Convert.total(convert), back: back, isControl: true))
     return self
   }
 
@@ -284,14 +298,15 @@ public struct Chain<Value> {
   ///   - event: The event after which the chain reads the property.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func `in`<Control: ControlEventSource, Target>(
-    _ control: Control, _ keyPath: KeyPath<Control, Target>, on event: Control.Event,
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>, on event: Control.Event,
     back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(
-      control, .readable(keyPath), role: .in, source: .subscribing(control, event),
-      conversion: ClosureConversion(convert: nil, back: back))
+      control, keyPath(), role: .in, source: .subscribing(control, event),
+      thunks: .readable(keyPath, convert: nil, back: back, isControl: true))
     return self
   }
 

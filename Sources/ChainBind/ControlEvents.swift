@@ -52,7 +52,7 @@ public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
   private struct Subscription {
     // nil: the member only needs removing when the control goes (an `out` member, say).
     let event: Event?
-    weak var member: AnyMember?
+    weak var member: Member?
   }
 
   /// Creates an event channel with no subscribers.
@@ -76,11 +76,12 @@ public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
     }
   }
 
-  func subscribe(_ member: AnyMember, to event: Event?) {
+  @usableFromInline
+  func subscribe(_ member: Member, to event: Event?) {
     // Members found alive while pruning are kept in `live` and released after unlocking: a
     // member released under the lock could be the last reference, and its deinit runs user code.
-    let live = lock.run { () -> [AnyMember] in
-      var live: [AnyMember] = []
+    let live = lock.run { () -> [Member] in
+      var live: [Member] = []
       subscriptions.removeAll { subscription in
         guard let member = subscription.member else { return true }
         live.append(member)
@@ -103,7 +104,7 @@ public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
 }
 
 // Registers a member for removal when its object, a control, is deallocated.
-func trackControl(_ object: AnyObject, member: AnyMember) {
+func trackControl(_ object: AnyObject, member: Member) {
   guard let control = object as? any ControlEventSource else { return }
   func track<Control: ControlEventSource>(_ control: Control) {
     control.controlEvents.subscribe(member, to: nil)

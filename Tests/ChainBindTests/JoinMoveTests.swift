@@ -196,15 +196,16 @@ private func requireHashableAndSendable<Code: Hashable & Sendable>(_ code: Code)
       #expect(modelCode.description != otherCode.description)
     }
 
-    @Test func aControlHeadsCodeDescriptionNamesItsProperty() {
+    @Test func aControlHeadsCodeDescriptionNamesItsTypeAndKeyPath() {
       let field = TextField()
-      // `text` has observers, so its key path prints only as `<computed String>`; ChainBind
-      // names it after the one stored String property holding its value.
-      field.text = "draft"
+      // `text` has observers, so its key path prints as `<computed String>` on Linux; a plain
+      // stored property prints its name.
+      let observed = Bind.inout(field, \.text, on: .editingChanged).code
+      let stored = Bind.inout(field, \.placeholder, on: .editingChanged).code
 
-      let code = Bind.inout(field, \.text, on: .editingChanged).code
-
-      #expect(code.description.contains("TextField.text"))
+      #expect(observed.description.hasPrefix("TextField."))
+      #expect(observed.description.contains("String"))
+      #expect(stored.description.hasPrefix("TextField.placeholder#"))
     }
   }
 }

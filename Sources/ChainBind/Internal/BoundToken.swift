@@ -1,30 +1,35 @@
 import Synchronization
 
 // Lives in a @Bound property's storage, so it dies with the object: its deinit is the eager
-// auto-unbind (there are no associated objects on Linux). It points weakly at its member node,
-// so an unbind elsewhere never has to touch the object's storage, which belongs to the object's
-// thread.
+// auto-unbind (there are no associated objects on Linux). It holds its member strongly, so a set
+// reaches the chain without loading a weak reference; the member holds its object weakly, so
+// there is no cycle. A released chain's member stays reachable from here until the object is
+// deallocated or its property is bound again; `isSending` then stops every change.
 @usableFromInline
 final class BoundToken<Value> {
-  weak var observer: (any BoundObserver<Value>)?
+  // Set once, by the binding thread, before the member is published.
+  @usableFromInline var member: Member?
+  // nil when the member cannot send (an `out` member, or no `back:` conversion).
+  @usableFromInline let send: ((Value, Member) -> Void)?
 
-  init() {}
+  init(send: ((Value, Member) -> Void)?) {
+    self.send = send
+  }
 
-  @usableFromInline
-  func valueDidChange(_ newValue: Value) {
-    observer?.boundValueDidChange(newValue)
+  @inlinable
+  func didSet(_ newValue: Value) {
+    guard let member else { return }
+    if member.isWriting {
+      // The chain's own write (Docs/Semantics.md, "No loops, no echoes").
+      member.isWriting = false
+      return
+    }
+    send?(newValue, member)
   }
 
   deinit {
-    if let member = observer as? AnyMember {
-      member.chain.registry.detach(member)
-    }
+    if let member { member.chain.registry.detach(member) }
   }
-}
-
-protocol BoundObserver<Value>: AnyObject {
-  associatedtype Value
-  func boundValueDidChange(_ newValue: Value)
 }
 
 // Non-zero while some thread is probing a property to find its @Bound storage. Getters of
@@ -62,15 +67,14 @@ final class BoundProbe: @unchecked Sendable {
 
   // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
   static func read<Object: AnyObject, Target>(
-    _ object: Object, _ access: MemberAccess<Object, Target>, installing token: BoundToken<Target>?
+    _ object: Object, _ keyPath: KeyPath<Object, Target>, installing token: BoundToken<Target>?
   ) -> (value: Target, probe: BoundProbe) {
-    let probe = BoundProbe(
-      objectID: ObjectIdentifier(object), keyPath: access.keyPath, token: token)
+    let probe = BoundProbe(objectID: ObjectIdentifier(object), keyPath: keyPath, token: token)
     boundProbeGate.add(1, ordering: .relaxed)
     defer { boundProbeGate.subtract(1, ordering: .relaxed) }
-    let value = $current.withValue(probe) { access.read(object) }
-    if let stored = probe.inheritedStoredValue, let isEqual = equality(for: Target.self),
-      let storedValue = stored as? Target, !isEqual(storedValue, value)
+    let value = $current.withValue(probe) { object[keyPath: keyPath] }
+    if let stored = probe.inheritedStoredValue as? Target,
+      Target.self is any Equatable.Type, !bindIsEqual(stored, value)
     {
       probe.visits += 1
     }

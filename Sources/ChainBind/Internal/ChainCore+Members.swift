@@ -1,103 +1,100 @@
 // Adding members: find out whether the property is observable, build the member, attach it
-// (join, move or replace), then give it the chain's current value.
+// (join, move or replace), then give it the chain's current value. The one non-inlinable step
+// behind every public member-adding function; it runs only when binding.
 extension ChainCore {
   // How a new member learns about changes.
+  @usableFromInline
   enum Source {
     // Probe for @Bound storage (and install a token there).
     case property
-    // A control bound with `on:`: subscribe this closure's member to the event.
-    case control((AnyMember) -> Void)
+    // A control bound with `on:`: subscribe the member to the event.
+    case control((Member) -> Void)
+
+    @inlinable
     static func subscribing<Control: ControlEventSource>(
       _ control: Control, _ event: Control.Event
     ) -> Self {
       .control { [weak control] member in control?.controlEvents.subscribe(member, to: event) }
     }
   }
+
+  // Starts a chain from `(object, keyPath)`, or joins the chain it is a member of
+  // (Docs/Semantics.md, "Chains and members").
+  @usableFromInline
   static func makeHead<Object: AnyObject>(
-    _ object: Object, _ access: MemberAccess<Object, Value>, role: MemberRole, source: Source
+    _ object: Object, _ keyPath: KeyPath<Object, Value>, role: MemberRole, source: Source,
+    thunks: MemberThunks<Value, Object, Value>
   ) -> ChainCore<Value> {
     let registry = Registry.current
-    if let existing = registry.member(of: object, keyPath: access.keyPath),
+    if let existing = registry.member(of: object, keyPath: keyPath),
       let chain = existing.chain as? ChainCore<Value>, chain.isActive
     {
-      // Starting from a member joins its chain (DESIGN §2.1).
-      chain.add(object, access, role: role, source: source, conversion: IdentityConversion())
+      chain.add(object, keyPath, role: role, source: source, thunks: thunks)
       return chain
     }
-    let token = BoundToken<Value>()
-    let probed: (value: Value, probe: BoundProbe?)
+    let token = BoundToken(send: thunks.send)
+    let value: Value
+    var probe: BoundProbe?
     switch source {
-    case .property:
-      let result = BoundProbe.read(object, access, installing: token)
-      probed = (result.value, result.probe)
-    case .control:
-      probed = (access.read(object), nil)
+    case .property: (value, probe) = BoundProbe.read(object, keyPath, installing: token)
+    case .control: value = object[keyPath: keyPath]
     }
     let code = ChainCode(
       id: Registry.makeChainID(),
-      head: MemberLabel(
-        keyPath: access.keyPath, storageKeyPath: probed.probe?.storageKeyPath,
-        resolvedPath: probed.probe?.storageKeyPath == nil
-          ? access.storedPropertyName(in: object) : nil))
-    let chain = ChainCore(registry: registry, code: code, current: probed.value)
+      head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath))
+    let chain = ChainCore(registry: registry, code: code, current: value)
     chain.attach(
-      object, access, role: role, source: source, probe: probed.probe, token: token,
-      conversion: IdentityConversion(), isHead: true)
+      object, keyPath, role: role, source: source, probe: probe, token: token, thunks: thunks,
+      isHead: true)
     if chain.snapshotMembers().isEmpty { registry.release(chain) }
     return chain
   }
+
+  @usableFromInline
   func add<Object: AnyObject, Target>(
-    _ object: Object, _ access: MemberAccess<Object, Target>, role: MemberRole, source: Source,
-    conversion: some MemberConversion<Value, Target>
+    _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
+    thunks: MemberThunks<Value, Object, Target>
   ) {
     guard isActive else {
-      report(
-        BindingError(
-          chain: code,
-          member: MemberLabel(
-            keyPath: access.keyPath, storageKeyPath: nil,
-            resolvedPath: access.storedPropertyName(in: object)
-          ).description,
-          cause: .chainInactive))
+      let label = MemberLabel(keyPath: keyPath, storageKeyPath: nil)
+      report(BindingError(chain: code, member: label.description, cause: .chainInactive))
       return
     }
-    let token = BoundToken<Target>()
+    let token = BoundToken(send: thunks.send)
     var probe: BoundProbe?
     if case .property = source {
-      probe = BoundProbe.read(object, access, installing: token).probe
+      probe = BoundProbe.read(object, keyPath, installing: token).probe
     }
     pruneDeadMembers()
     attach(
-      object, access, role: role, source: source, probe: probe, token: token,
-      conversion: conversion, isHead: false)
+      object, keyPath, role: role, source: source, probe: probe, token: token, thunks: thunks,
+      isHead: false)
   }
 
   private func attach<Object: AnyObject, Target>(
-    _ object: Object, _ access: MemberAccess<Object, Target>, role: MemberRole, source: Source,
-    probe: BoundProbe?, token: BoundToken<Target>,
-    conversion: some MemberConversion<Value, Target>, isHead: Bool
+    _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
+    probe: BoundProbe?, token: BoundToken<Target>, thunks: MemberThunks<Value, Object, Target>,
+    isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
     case .property: isObservable = probe?.installed ?? false
     case .control: isObservable = true
     }
-    let member = KeyPathMember(
-      object: object, access: access, chain: self, role: role,
-      conversion: conversion)
-    if let storageKeyPath = probe?.storageKeyPath {
-      member.useBoundStorage(storageKeyPath, of: object)
-    } else {
-      member.usePlainStorage(of: object)
-    }
+    let member = Member(
+      object: object, keyPath: keyPath, chain: self, role: role, write: thunks.write,
+      sendCurrent: thunks.sendCurrent)
+    member.storageKeyPath = probe?.storageKeyPath
     if role.sends && !isObservable {
-      // DESIGN §2.2: reported at bind time; the member still receives when it can.
-      let canReceive = member.canReceive
+      // Reported at bind time; the member still receives when it can.
+      let canReceive = member.write != nil
       report(member.error(canReceive ? .notObservable : .notObservableOrWritable))
       guard canReceive else { return }
       member.role = .out
     }
-    if probe?.installed == true { token.observer = member }
+    // Before the member is published. The token is reachable only through the object's
+    // storage, which belongs to this thread. A token left uninstalled dies without detaching.
+    if probe?.installed == true { token.member = member }
     switch registry.attach(member, object: object) {
     case .attached: break
     case .chainInactive:
@@ -111,12 +108,10 @@ extension ChainCore {
     } else {
       trackControl(object, member: member)
     }
-    // Initial sync (DESIGN §2.3); the head is where the current value came from.
+    // Initial sync; the head is where the current value came from.
     if member.role.receives && !isHead {
-      switch member.receive(currentValue) {
-      case .failed(let error): report(error)
-      case .written, .unchanged, .skipped, .objectGone: break
-      }
+      var dead: [Member] = []
+      write(currentValue, to: member, dead: &dead)
     }
     // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}

@@ -2,15 +2,19 @@ import Synchronization
 
 // The part of a chain the registry works on, whatever the chain's value type.
 //
-// @unchecked Sendable: `members` is guarded by `lock`; `active` is atomic. The registry takes a
-// chain's lock only while holding its own lock (order: registry, then chain), and no user code
-// ever runs under either.
+// @unchecked Sendable: `members` and `errorHandler` are guarded by `lock`; `active` is atomic.
+// The registry takes a chain's lock only while holding its own lock (order: registry, then
+// chain), and no user code ever runs under either.
+@usableFromInline
 class AnyChain: @unchecked Sendable {
   let registry: Registry
   let code: ChainCode
-  // Guarded by `lock`. Written and read in the order members were added (DESIGN §2.4). Like
-  // every lock-guarded property here, not also checked for exclusive access at run time.
-  @exclusivity(unchecked) var members: ContiguousArray<AnyMember> = []
+  // Guarded by `lock`. Written and read in the order members were added (Docs/Semantics.md,
+  // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
+  // run time.
+  @exclusivity(unchecked) var members: ContiguousArray<Member> = []
+  // Kept when the chain is released: errors about adding to it still reach it.
+  @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   let lock = ChainLock()
   private let active = Atomic<Bool>(true)
@@ -20,7 +24,7 @@ class AnyChain: @unchecked Sendable {
     self.code = code
   }
 
-  var isActive: Bool { active.load(ordering: .acquiring) }
+  @usableFromInline var isActive: Bool { active.load(ordering: .acquiring) }
 
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }
@@ -34,7 +38,7 @@ class AnyChain: @unchecked Sendable {
   }
 
   // Registry lock held.
-  func insert(_ member: AnyMember, replacing old: AnyMember?) -> InsertOutcome {
+  func insert(_ member: Member, replacing old: Member?) -> InsertOutcome {
     lock.run {
       guard isActive else { return .inactive }
       guard let old, let index = members.firstIndex(where: { $0 === old }) else {
@@ -52,7 +56,7 @@ class AnyChain: @unchecked Sendable {
   // Registry lock held. Returns whether the chain should be released: its last sending member
   // left (DESIGN §5.3), or no member at all is left. A chain that never had a sender (its head
   // is not observable) stays while it has members: a sender may still join it.
-  func remove(_ member: AnyMember) -> Bool {
+  func remove(_ member: Member) -> Bool {
     lock.run {
       if let index = members.firstIndex(where: { $0 === member }) {
         members.remove(at: index)
@@ -63,7 +67,7 @@ class AnyChain: @unchecked Sendable {
   }
 
   // Registry lock held. Empties the chain; the caller releases what it returns after unlocking.
-  func takeEverything() -> (members: ContiguousArray<AnyMember>, userState: Any) {
+  func takeEverything() -> (members: ContiguousArray<Member>, userState: Any) {
     lock.run {
       let taken = members
       members = []
@@ -74,11 +78,30 @@ class AnyChain: @unchecked Sendable {
   // Chain lock held. Filters, sinks and queued changes (the error handler stays).
   func takeUserState() -> Any { () }
 
-  func snapshotMembers() -> ContiguousArray<AnyMember> {
+  func snapshotMembers() -> ContiguousArray<Member> {
     lock.run { members }
   }
 
-  // Removes members whose objects are gone (DESIGN §5.2). Liveness is checked outside every
+  func setErrorHandler(_ handler: @escaping (BindingError) -> Void) {
+    let replaced = lock.run { () -> ((BindingError) -> Void)? in
+      defer { errorHandler = handler }
+      return errorHandler
+    }
+    // Released here, after unlocking: its captures' deinits may use this chain.
+    withExtendedLifetime(replaced) {}
+  }
+
+  // Reports to the handler in place now (taken under the lock, called after it).
+  func report(_ error: BindingError) {
+    let handler = lock.run { errorHandler }
+    if let handler {
+      handler(error)
+    } else {
+      Bind.fallbackErrorHandler(error)
+    }
+  }
+
+  // Removes members whose objects are gone (Docs/Semantics.md, "Lifetime"). Liveness is checked outside every
   // lock: loading a weak reference may release the last strong one, and so run a deinit.
   func pruneDeadMembers() {
     let gone = snapshotMembers().filter { $0.object == nil }
@@ -88,12 +111,14 @@ class AnyChain: @unchecked Sendable {
 
 // A chain of values of type `Value`: its members, filters, sinks, current value and the queue of
 // changes waiting for the change being delivered.
+@usableFromInline
 final class ChainCore<Value>: AnyChain, @unchecked Sendable {
-  // All guarded by `lock`.
+  // All guarded by `lock`. Not a struct behind the lock: this code runs unspecialized, and a
+  // closure-based `withLock` returning generic values would look up run-time type metadata on
+  // every change.
   @exclusivity(unchecked) private var current: Value
   @exclusivity(unchecked) private var filters: ContiguousArray<(Value) -> Bool> = []
   @exclusivity(unchecked) private var sinks: ContiguousArray<Sink<Value>> = []
-  @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
   @exclusivity(unchecked) private var queue: ContiguousArray<PendingChange<Value>> = []
   // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
   // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
@@ -132,15 +157,6 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
   }
 
-  func setErrorHandler(_ handler: @escaping (BindingError) -> Void) {
-    let replaced = lock.run { () -> ((BindingError) -> Void)? in
-      defer { errorHandler = handler }
-      return errorHandler
-    }
-    // Released here, after unlocking: its captures' deinits may use this chain.
-    withExtendedLifetime(replaced) {}
-  }
-
   // Adds (or replaces) a keyed sink and returns the value to call it with first, or nil when
   // the chain is inactive.
   func addSink(_ sink: Sink<Value>) -> (current: Value, replaced: Sink<Value>?)? {
@@ -167,21 +183,6 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
   }
 
-  // MARK: Errors
-
-  func report(_ error: BindingError) {
-    let handler = lock.run { errorHandler }
-    Self.report(error, to: handler)
-  }
-
-  static func report(_ error: BindingError, to handler: ((BindingError) -> Void)?) {
-    if let handler {
-      handler(error)
-    } else {
-      Bind.fallbackErrorHandler(error)
-    }
-  }
-
   // MARK: Propagation
 
   // Delivers a change that `origin` made. Changes to one chain are delivered one at a time: a
@@ -192,7 +193,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // value type is only known at run time), and every generic temporary (a struct holding a
   // Value, an optional or a tuple of one, a closure returning one) costs a run-time metadata
   // lookup per change.
-  func deliver(from origin: MemberNode<Value>, _ value: Value) {
+  @usableFromInline
+  func deliver(from origin: Member, _ value: Value) {
     lock.lock()
     guard isActive else {
       lock.unlock()
@@ -204,7 +206,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return
     }
     isDelivering = true
-    var dead: [AnyMember] = []
+    var dead: [Member] = []
     runTurn(from: origin, value, dead: &dead)
     lock.lock()
     if isActive && queuedCount > 0 {
@@ -224,7 +226,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // Chain lock held, the queue not empty; returns with the lock held. Kept out of `deliver` so
   // that a change with nothing queued never touches a `PendingChange<Value>`.
   @inline(never)
-  private func deliverQueue(dead: inout [AnyMember]) {
+  private func deliverQueue(dead: inout [Member]) {
     repeat {
       do {
         let pending = dequeue()
@@ -252,7 +254,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   //
   // The filter and sink arrays are copied only when the chain has some: asking a
   // `ContiguousArray<Sink<Value>>` anything costs a metadata lookup in unspecialized code.
-  private func runTurn(from origin: MemberNode<Value>, _ value: Value, dead: inout [AnyMember]) {
+  private func runTurn(from origin: Member, _ value: Value, dead: inout [Member]) {
     let previous = current
     let filters = filterCount > 0 ? self.filters : nil
     var members = self.members
@@ -264,9 +266,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       if !accepts(value, filters) {
         // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
         // last accepted value back.
-        if origin.isAttached && isActive {
-          handle(origin.receive(previous), of: origin, dead: &dead)
-        }
+        if origin.isAttached && isActive { write(previous, to: origin, dead: &dead) }
         return
       }
       // Accepted. Taken again with the new value in place, so a member or sink that a filter
@@ -281,16 +281,18 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
     // The origin is not written back, even when it left the chain meanwhile: its change was
     // made while it was a member, so it is delivered all the same.
-    // `members` keeps every member alive for the loop, so each is used without a retain.
-    for index in members.indices {
-      Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
-        guard member !== origin, member.role.receives else { return }
+    withUnsafePointer(to: value) { value in
+      for member in members where member !== origin && member.role.receives {
         // A member with a change of its own waiting in the queue keeps that newer value: the
         // change is delivered next, and this older one must not overwrite it.
-        guard member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-        else { return }
-        let node = unsafeDowncast(member, to: MemberNode<Value>.self)
-        handle(node.receive(value), of: node, dead: &dead)
+        guard let write = member.write, member.isAttached,
+          member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+        else { continue }
+        guard let object = member.object else {
+          dead.append(member)
+          continue
+        }
+        write(object, value, member)
       }
     }
     if let sinks { call(sinks, with: value) }
@@ -309,7 +311,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   // Chain lock held.
-  private func enqueue(origin: MemberNode<Value>, value: Value) {
+  private func enqueue(origin: Member, value: Value) {
     origin.pendingChanges.add(1, ordering: .relaxed)
     queue.append(PendingChange(origin: origin, value: value))
     queuedCount += 1
@@ -323,18 +325,19 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     return pending
   }
 
-  private func handle(_ outcome: WriteOutcome, of member: AnyMember, dead: inout [AnyMember]) {
-    switch outcome {
-    case .written, .unchanged, .skipped: break
-    case .objectGone: dead.append(member)
-    // The handler in place when the write failed (taken under the lock, called after it).
-    case .failed(let error): report(error)
+  // Writes `value` into one member (a revert, or the initial sync of a new member).
+  func write(_ value: Value, to member: Member, dead: inout [Member]) {
+    guard let write = member.write else { return }
+    guard let object = member.object else {
+      dead.append(member)
+      return
     }
+    withUnsafePointer(to: value) { write(object, $0, member) }
   }
 }
 
 struct PendingChange<Value> {
-  let origin: MemberNode<Value>
+  let origin: Member
   let value: Value
 }
 

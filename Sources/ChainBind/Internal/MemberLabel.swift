@@ -6,16 +6,13 @@
 struct MemberLabel: @unchecked Sendable, CustomStringConvertible {
   let keyPath: AnyKeyPath
   // For @Bound properties the key path itself is computed (it prints as an address); the
-  // storage key path of the wrapper names the stored `_property` instead.
+  // storage key path of the wrapper names the stored `_property` instead. Other key paths are
+  // printed as the standard library prints them, computed components as `<computed Type>`.
   let storageKeyPath: AnyKeyPath?
-  // The name found by `MemberAccess.storedPropertyName(in:)` for a key path that prints only as
-  // `<computed …>`: a property with observers, or any property of a non-final class.
-  var resolvedPath: String?
 
-  init(keyPath: AnyKeyPath, storageKeyPath: AnyKeyPath?, resolvedPath: String? = nil) {
+  init(keyPath: AnyKeyPath, storageKeyPath: AnyKeyPath?) {
     self.keyPath = keyPath
     self.storageKeyPath = storageKeyPath
-    self.resolvedPath = resolvedPath
   }
 
   var description: String {
@@ -26,7 +23,7 @@ struct MemberLabel: @unchecked Sendable, CustomStringConvertible {
       let name = stored.hasPrefix("_") ? String(stored.dropFirst()) : stored
       return "\(root).\(name)"
     }
-    return "\(root).\(resolvedPath ?? Self.path(of: keyPath))"
+    return "\(root).\(Self.path(of: keyPath))"
   }
 
   // `\Root.a.b` -> `a.b`; computed components lose their addresses: `<computed Int>`.

@@ -20,7 +20,7 @@ final class Registry: @unchecked Sendable {
   private let lock = Lock()
   private var chains: [UInt64: AnyChain] = [:]
   // The first of each object's memberships; the rest follow through `nextInObject`.
-  private var objects: [ObjectIdentifier: AnyMember] = [:]
+  private var objects: [ObjectIdentifier: Member] = [:]
 
   private static let nextChainID = Atomic<UInt64>(1)
 
@@ -33,7 +33,7 @@ final class Registry: @unchecked Sendable {
   // MARK: Lookup
 
   // The membership of `(object, keyPath)`, if any.
-  func member(of object: AnyObject, keyPath: AnyKeyPath) -> AnyMember? {
+  func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
     withGarbage(pruningTouched: false) { garbage in
       membershipLocked(of: object, keyPath: keyPath, garbage: &garbage)
     }
@@ -56,7 +56,7 @@ final class Registry: @unchecked Sendable {
 
   // Makes `member` a member of its chain, moving `(object, keyPath)` out of any other chain or
   // replacing it in place in the same chain. Registers the chain when it is new.
-  func attach(_ member: AnyMember, object: AnyObject) -> AttachOutcome {
+  func attach(_ member: Member, object: AnyObject) -> AttachOutcome {
     withGarbage(pruningTouched: true) { garbage in
       let chain = member.chain
       guard chain.isActive else { return .chainInactive }
@@ -86,12 +86,12 @@ final class Registry: @unchecked Sendable {
   // MARK: Detach
 
   // Removes one membership (its token or control died, or it was unbound).
-  func detach(_ member: AnyMember) {
+  func detach(_ member: Member) {
     withGarbage(pruningTouched: true) { garbage in detachLocked(member, garbage: &garbage) }
   }
 
   // Removes members whose objects are gone.
-  func prune(_ members: [AnyMember]) {
+  func prune(_ members: [Member]) {
     withGarbage(pruningTouched: false) { garbage in
       for member in members { detachLocked(member, garbage: &garbage) }
     }
@@ -135,7 +135,7 @@ final class Registry: @unchecked Sendable {
 
   // MARK: Locked helpers
 
-  private func detachLocked(_ member: AnyMember, garbage: inout Garbage) {
+  private func detachLocked(_ member: Member, garbage: inout Garbage) {
     guard member.isAttached else { return }
     unlink(member)
     member.markDetached()
@@ -144,7 +144,7 @@ final class Registry: @unchecked Sendable {
   }
 
   // A chain whose last sending member left is released (DESIGN §5.3).
-  private func removeFromChain(_ member: AnyMember, garbage: inout Garbage) {
+  private func removeFromChain(_ member: Member, garbage: inout Garbage) {
     let chain = member.chain
     guard chain.isActive else { return }
     garbage.touched.append(chain)
@@ -171,23 +171,23 @@ final class Registry: @unchecked Sendable {
   // identifier either is its own or belongs to a dead object whose address was reused.
   private func membershipLocked(
     of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
-  ) -> AnyMember? {
+  ) -> Member? {
     liveList(of: object, garbage: &garbage).first { $0.keyPath == keyPath }
   }
 
   // The memberships of `object`. A list left by a dead object at the same address is removed.
-  private func liveList(of object: AnyObject, garbage: inout Garbage) -> [AnyMember] {
+  private func liveList(of object: AnyObject, garbage: inout Garbage) -> [Member] {
     guard let first = objects[ObjectIdentifier(object)] else { return [] }
     if first.object !== object {
-      var stale: AnyMember? = first
+      var stale: Member? = first
       while let member = stale {
         stale = member.nextInObject
         detachLocked(member, garbage: &garbage)
       }
       return []
     }
-    var list: [AnyMember] = []
-    var next: AnyMember? = first
+    var list: [Member] = []
+    var next: Member? = first
     while let member = next {
       list.append(member)
       next = member.nextInObject
@@ -195,7 +195,7 @@ final class Registry: @unchecked Sendable {
     return list
   }
 
-  private func unlink(_ member: AnyMember) {
+  private func unlink(_ member: Member) {
     guard let first = objects[member.objectID] else { return }
     if first === member {
       objects[member.objectID] = member.nextInObject
@@ -215,7 +215,7 @@ final class Registry: @unchecked Sendable {
 
 // What a locked registry operation removed, released by the caller after unlocking.
 struct Garbage {
-  var members: [AnyMember] = []
+  var members: [Member] = []
   var chains: [AnyChain] = []
   var userState: [Any] = []
   // Chains a member left: their dead members are pruned after unlocking (DESIGN §5.2).

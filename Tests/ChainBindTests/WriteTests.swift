@@ -2,12 +2,10 @@ import Testing
 
 @testable import ChainBind
 
-// A member whose property is a plain stored property (no observers, no accessors) of a trivial
-// type is read and written in place, at an offset found at bind time, instead of through its key
-// path (see `MemberAccess.storedFieldOffset(in:)`; not on Apple platforms, where key-path
-// descriptions cannot tell stored from computed properties). These tests pin which properties
-// take that path and that every write behaves like a key-path write: values, equality, reference
-// counting of what the property held, conversion, reverts.
+// Every member is written by a thunk specialized where it was added, in which the key-path
+// literal folds into a direct access. These tests pin that such writes behave like key-path
+// writes for every kind of property: stored, observed, computed, inherited, generic, nested,
+// `@Bound`; values, equality, reference counting of what the property held, conversion, reverts.
 
 /// A trivial value whose `==` looks at `id` only, so an "equal" value can still differ in `note`.
 private struct DirectTagged: Equatable {
@@ -86,77 +84,56 @@ private final class DirectStepper: ControlEventSource {
   }
 }
 
-private func hasDirectAccess<Object: AnyObject, Target>(
-  _ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Target>
-) -> Bool {
-  MemberAccess.writable(keyPath).storedFieldOffset(in: object) != nil
-}
+@Suite struct WriteTests {
+  // MARK: Every kind of property
 
-@Suite struct DirectWriteTests {
-  // MARK: Which properties are written in place
-
-  /// Whether this platform writes any property in place.
-  private static let writesInPlace: Bool = {
-    #if canImport(Darwin)
-      false
-    #else
-      true
-    #endif
-  }()
-
-  @Test func plainStoredPropertiesOfTrivialTypesAreWrittenInPlace() {
+  @Test func everyKindOfPropertyIsWritten() {
+    let source = DirectSource()
     let target = DirectTarget()
-    #expect(hasDirectAccess(target, \.int) == Self.writesInPlace)
-    #expect(hasDirectAccess(target, \.optionalInt) == Self.writesInPlace)
-    #expect(hasDirectAccess(target, \.point) == Self.writesInPlace)
-    #expect(hasDirectAccess(target, \.tagged) == Self.writesInPlace)
-    #expect(hasDirectAccess(DirectSubclass(), \.own) == Self.writesInPlace)
-    #expect(hasDirectAccess(DirectGeneric(1), \.element) == Self.writesInPlace)
-    // Reflection plays no part: a custom mirror changes nothing.
-    #expect(hasDirectAccess(DirectCustomMirror(), \.int) == Self.writesInPlace)
+    let base = DirectBase()
+    let subclass = DirectSubclass()
+    let generic = DirectGeneric(0)
+    let mirror = DirectCustomMirror()
+    Bind.inout(source, \.int)
+      .out(target, \.int)
+      .out(target, \.observed)
+      .out(target, \.bound)
+      .out(target, \.point.x)
+      .out(base, \.inherited)
+      .out(subclass, \.inherited)
+      .out(subclass, \.own)
+      .out(generic, \.element)
+      .out(mirror, \.int)
+
+    source.int = 5
+
+    #expect(target.int == 5)
+    #expect(target.observed == 5)
+    #expect(target.observedWrites == 1)
+    #expect(target.bound == 5)
+    #expect(target.point.x == 5)
+    #expect(base.inherited == 5)
+    #expect(subclass.inherited == 5)
+    #expect(subclass.own == 5)
+    #expect(generic.element == 5)
+    #expect(mirror.int == 5)
   }
 
-  @Test func propertiesWithCodePathsOrReferencesKeepTheirKeyPath() {
+  @Test func aComputedPropertyIsWrittenThroughItsSetter() {
+    let source = DirectSource()
     let target = DirectTarget()
-    // Observers, accessors and wrappers must run on every write.
-    #expect(!hasDirectAccess(target, \.observed))
-    #expect(!hasDirectAccess(target, \.computed))
-    #expect(!hasDirectAccess(target, \.bound))
-    // A path of several components.
-    #expect(!hasDirectAccess(target, \.point.x))
-    // Properties of a non-final class may be overridden.
-    #expect(!hasDirectAccess(DirectBase(), \.inherited))
-    #expect(!hasDirectAccess(DirectSubclass(), \.inherited))
-    // Reference-counted values: a write in place skips the exclusivity check, and releasing the
-    // old value under an overlapping access would be unsafe.
-    #expect(!hasDirectAccess(target, \.string))
-    #expect(!hasDirectAccess(target, \.optionalString))
-    #expect(!hasDirectAccess(target, \.array))
-    #expect(!hasDirectAccess(target, \.box))
-    #expect(!hasDirectAccess(DirectGeneric("one"), \.element))
-    // A read-only property is never written.
-    #expect(MemberAccess.readable(\DirectTarget.constant).storedFieldOffset(in: target) == nil)
+    Bind.inout(source, \.int).out(target, \.computed)
+
+    source.int = 9
+
+    #expect(target.int == 9)
   }
 
-  @Test(.enabled(if: writesInPlace)) func theOffsetIsTheProperty() throws {
-    let target = DirectTarget()
-    target.int = 41
-    let access = MemberAccess.writable(\DirectTarget.int)
-    let offset = try #require(access.storedFieldOffset(in: target))
-    let base = UnsafeRawPointer(Unmanaged.passUnretained(target).toOpaque())
-    #expect(base.load(fromByteOffset: offset, as: Int.self) == 41)
-  }
-
-  @Test func boundMembersAreComparedInTheirStorage() throws {
+  @Test func boundMembersSendAndReceive() {
     let source = DirectSource()
     let other = DirectSource()
     let chain = Bind.inout(source, \.int).inout(other, \.int)
-    let member = try #require(
-      Registry.current.member(of: other, keyPath: \DirectSource.int)
-        as? KeyPathMember<Int, DirectSource, Int>)
 
-    #expect(!member.isWrittenInPlace)
-    #expect(member.valueOffset >= 0)
     source.int = 3
     #expect(other.int == 3)
     other.int = 4
@@ -164,7 +141,7 @@ private func hasDirectAccess<Object: AnyObject, Target>(
     #expect(chain.isActive)
   }
 
-  // MARK: Writes in place behave like key-path writes
+  // MARK: Writes behave like key-path writes
 
   @Test func valuesOfEveryTypeArriveAndStay() {
     let source = DirectSource()

@@ -1,0 +1,142 @@
+// The typed work of a member (convert, compare, write; read, convert back, send), as closures
+// built by the `@inlinable` member-adding functions, so in the caller's module: there the
+// member's types are concrete and a key-path literal captured alone by a closure folds into a
+// direct access to the property (Docs/Architecture.md, "The hot path").
+
+// Writes the chain value at `value` (a `Value` of the member's chain) into the member's object.
+@usableFromInline
+typealias WriteThunk = (_ object: AnyObject, _ value: UnsafeRawPointer, _ member: Member) -> Void
+
+// Reads the member's property and sends it into the chain.
+@usableFromInline
+typealias SendThunk = (_ object: AnyObject, _ member: Member) -> Void
+
+@usableFromInline
+struct MemberThunks<Value, Object: AnyObject, Target> {
+  @usableFromInline let write: WriteThunk?
+  // Converts a value of the property and delivers it: a `@Bound` property's token calls it.
+  @usableFromInline let send: ((Target, Member) -> Void)?
+  @usableFromInline let sendCurrent: SendThunk?
+
+  @inlinable
+  init(write: WriteThunk?, send: ((Target, Member) -> Void)?, sendCurrent: SendThunk?) {
+    self.write = write
+    self.send = send
+    self.sendCurrent = sendCurrent
+  }
+
+  // A member that receives through `convert` and sends through `back`. `keyPath` is evaluated
+  // once per closure, so each closure captures a key path of its own and nothing else uses it.
+  @inlinable
+  static func writable(
+    _ keyPath: () -> ReferenceWritableKeyPath<Object, Target>,
+    convert: ((Value) -> Target?)?, back: ((Target) -> Value?)?, isControl: Bool = false
+  ) -> Self {
+    let send = back.map { sender($0) }
+    return Self(
+      write: convert.map { writer(keyPath(), $0) },
+      send: send,
+      sendCurrent: isControl ? send.map { reader(keyPath(), $0) } : nil)
+  }
+
+  // A member bound through a read-only key path: it sends, and is written only to revert a
+  // change a filter rejected, when the key path turns out to be writable.
+  @inlinable
+  static func readable(
+    _ keyPath: () -> KeyPath<Object, Target>, convert: ((Value) -> Target?)?,
+    back: @escaping (Target) -> Value?, isControl: Bool = false
+  ) -> Self {
+    let send = sender(back)
+    let writable = keyPath() as? ReferenceWritableKeyPath<Object, Target>
+    return Self(
+      write: writable.flatMap { keyPath in convert.map { writer(keyPath, $0) } },
+      send: send,
+      sendCurrent: isControl ? reader(keyPath(), send) : nil)
+  }
+
+  @inlinable
+  static func writer(
+    _ keyPath: ReferenceWritableKeyPath<Object, Target>, _ convert: @escaping (Value) -> Target?
+  ) -> WriteThunk {
+    { object, value, member in
+      let value = value.assumingMemoryBound(to: Value.self).pointee
+      guard let converted = convert(value) else {
+        member.conversionFailed(value, from: Value.self, to: Target.self, back: false)
+        return
+      }
+      let object = unsafeDowncast(object, to: Object.self)
+      if bindIsEqual(object[keyPath: keyPath], converted) { return }
+      guard member.canWrite else { return }
+      member.isWriting = true
+      object[keyPath: keyPath] = converted
+      member.isWriting = false
+    }
+  }
+
+  @inlinable
+  static func sender(_ back: @escaping (Target) -> Value?) -> (Target, Member) -> Void {
+    { target, member in
+      guard member.isSending else { return }
+      guard let value = back(target) else {
+        member.conversionFailed(target, from: Target.self, to: Value.self, back: true)
+        return
+      }
+      unsafeDowncast(member.chain, to: ChainCore<Value>.self).deliver(from: member, value)
+    }
+  }
+
+  @inlinable
+  static func reader(
+    _ keyPath: KeyPath<Object, Target>, _ send: @escaping (Target, Member) -> Void
+  ) -> SendThunk {
+    { object, member in send(unsafeDowncast(object, to: Object.self)[keyPath: keyPath], member) }
+  }
+}
+
+// The conversions, as closures for `MemberThunks` (Docs/Semantics.md, "Conversion").
+@usableFromInline
+enum Convert {
+  @inlinable
+  static func identity<Value>(_ value: Value) -> Value? { value }
+
+  @inlinable
+  static func automatic<Source: BindConvertible, Target: BindConvertible>(
+    _ value: Source
+  ) -> Target? {
+    Target(bindPrimitive: value.bindPrimitive)
+  }
+
+  @inlinable
+  static func negating<Target: BindConvertible>(_ negated: Bool) -> (Bool) -> Target? {
+    { Target(bindPrimitive: (negated ? !$0 : $0).bindPrimitive) }
+  }
+
+  @inlinable
+  static func negatingBack<Target: BindConvertible>(_ negated: Bool) -> (Target) -> Bool? {
+    { Bool(bindPrimitive: $0.bindPrimitive).map { negated ? !$0 : $0 } }
+  }
+
+  @inlinable
+  static func total<Value, Target>(_ convert: @escaping (Value) -> Target) -> (Value) -> Target? {
+    { convert($0) }
+  }
+}
+
+// `lhs == rhs` when `T` is Equatable, else false. In specialized code the cast is decided at
+// compile time and the comparison is `T`'s own `==`.
+@inlinable
+@inline(__always)
+func bindIsEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
+  guard let equatable = T.self as? any Equatable.Type else { return false }
+  return withUnsafePointer(to: lhs) { lhs in
+    withUnsafePointer(to: rhs) { rhs in equatable.bindIsEqual(lhs, rhs) }
+  }
+}
+
+extension Equatable {
+  // Both pointers point at initialized values of `Self`.
+  @inlinable
+  static func bindIsEqual(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
+    lhs.assumingMemoryBound(to: Self.self).pointee == rhs.assumingMemoryBound(to: Self.self).pointee
+  }
+}
