@@ -39,6 +39,7 @@ public enum Bind {
   ///   - keyPath: The property. Its type is the chain's value type.
   /// - Returns: The chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public static func `inout`<Object: AnyObject, Value>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
@@ -63,6 +64,7 @@ public enum Bind {
   ///   - keyPath: The property, which should be `@Bound`.
   /// - Returns: The chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public static func `in`<Object: AnyObject, Value>(
     _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>
@@ -87,6 +89,7 @@ public enum Bind {
   ///   - event: The event after which the chain reads the property.
   /// - Returns: The chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public static func `inout`<Control: ControlEventSource, Value>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
@@ -111,6 +114,7 @@ public enum Bind {
   ///   - event: The event after which the chain reads the property.
   /// - Returns: The chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public static func `in`<Control: ControlEventSource, Value>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>, on event: Control.Event

@@ -20,6 +20,7 @@ extension Chain where Value: BindConvertible {
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
+  @inline(__always)
   @discardableResult
   public func out<Object: AnyObject, Target: BindConvertible>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>
@@ -46,6 +47,7 @@ extension Chain where Value: BindConvertible {
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject, Target: BindConvertible>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>
@@ -68,6 +70,7 @@ extension Chain where Value: BindConvertible {
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject, Target: BindConvertible>(
     _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Target>
@@ -92,6 +95,7 @@ extension Chain where Value: BindConvertible {
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Control: ControlEventSource, Target: BindConvertible>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Target>,
@@ -116,6 +120,7 @@ extension Chain where Value: BindConvertible {
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `in`<Control: ControlEventSource, Target: BindConvertible>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>, on event: Control.Event
@@ -141,6 +146,7 @@ extension Chain where Value == Bool {
   ///   - negated: Whether to write `!value`.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func out<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>, negated: Bool
@@ -163,6 +169,7 @@ extension Chain where Value == Bool {
   ///   - negated: Whether to apply `!` on the way in and on the way out.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>, negated: Bool
@@ -185,6 +192,7 @@ extension Chain where Value == Bool {
   ///   - negated: Whether to send `!value`.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Bool>, negated: Bool
@@ -209,6 +217,7 @@ extension Chain where Value == Bool {
   ///   - negated: Whether to apply `!` on the way in and on the way out.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Control: ControlEventSource>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Bool>,
@@ -234,6 +243,7 @@ extension Chain where Value == Bool {
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
+  @inline(__always)
   @discardableResult
   public func out<Object: AnyObject, Target: BindConvertible>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>, negated: Bool
@@ -258,6 +268,7 @@ extension Chain where Value == Bool {
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject, Target: BindConvertible>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>, negated: Bool

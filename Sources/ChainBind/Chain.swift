@@ -81,6 +81,7 @@ public struct Chain<Value> {
   ///   - keyPath: The property.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
@@ -105,6 +106,7 @@ public struct Chain<Value> {
   ///   - keyPath: The property, which should be `@Bound`.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>
@@ -126,6 +128,7 @@ public struct Chain<Value> {
   ///   - keyPath: The property.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func out<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
@@ -148,6 +151,7 @@ public struct Chain<Value> {
   ///   - event: The event after which the chain reads the property.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Control: ControlEventSource>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
@@ -171,6 +175,7 @@ public struct Chain<Value> {
   ///   - event: The event after which the chain reads the property.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `in`<Control: ControlEventSource>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>, on event: Control.Event
@@ -196,6 +201,7 @@ public struct Chain<Value> {
   ///   - convert: Turns the chain's value into the property's type.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func out<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
@@ -224,6 +230,7 @@ public struct Chain<Value> {
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
@@ -247,6 +254,7 @@ public struct Chain<Value> {
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Target>,
@@ -274,6 +282,7 @@ public struct Chain<Value> {
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `inout`<Control: ControlEventSource, Target>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Target>,
@@ -299,6 +308,7 @@ public struct Chain<Value> {
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
   /// - Returns: This chain.
   @inlinable
+  @inline(__always)
   @discardableResult
   public func `in`<Control: ControlEventSource, Target>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>, on event: Control.Event,

@@ -89,13 +89,18 @@ final class BoundProbe: @unchecked Sendable {
     return (value, probe)
   }
 
+  // The key paths come as autoclosures: the inlined getter then forms them only on this cold
+  // path. Passed as values, they were formed (and released) on every read, before the gate check.
   @usableFromInline
+  @inline(never)
   static func visit<EnclosingSelf: AnyObject, Value>(
     _ instance: EnclosingSelf,
-    wrapped: ReferenceWritableKeyPath<EnclosingSelf, Value>,
-    storage: ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>
+    wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
+    storage storageKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>
   ) {
     guard let probe = current, probe.objectID == ObjectIdentifier(instance) else { return }
+    let wrapped = wrappedKeyPath()
+    let storage = storageKeyPath()
     // The member's own property, or the same property reached through a subclass key path.
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
     guard wrapped == probe.keyPath || isInherited else { return }

@@ -19,6 +19,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @usableFromInline let sendCurrent: SendThunk?
 
   @inlinable
+  @inline(__always)
   init(write: WriteThunk?, send: ((Target, Member) -> Void)?, sendCurrent: SendThunk?) {
     self.write = write
     self.send = send
@@ -28,6 +29,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   // A member that receives through `convert` and sends through `back`. `keyPath` is evaluated
   // once per closure, so each closure captures a key path of its own and nothing else uses it.
   @inlinable
+  @inline(__always)
   static func writable(
     _ keyPath: () -> ReferenceWritableKeyPath<Object, Target>,
     convert: ((Value) -> Target?)?, back: ((Target) -> Value?)?, isControl: Bool = false
@@ -42,6 +44,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   // A member bound through a read-only key path: it sends, and is written only to revert a
   // change a filter rejected, when the key path turns out to be writable.
   @inlinable
+  @inline(__always)
   static func readable(
     _ keyPath: () -> KeyPath<Object, Target>, convert: ((Value) -> Target?)?,
     back: @escaping (Target) -> Value?, isControl: Bool = false
@@ -55,6 +58,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   }
 
   @inlinable
+  @inline(__always)
   static func writer(
     _ keyPath: ReferenceWritableKeyPath<Object, Target>, _ convert: @escaping (Value) -> Target?
   ) -> WriteThunk {
@@ -74,6 +78,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   }
 
   @inlinable
+  @inline(__always)
   static func sender(_ back: @escaping (Target) -> Value?) -> (Target, Member) -> Void {
     { target, member in
       guard member.isSending else { return }
@@ -86,6 +91,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   }
 
   @inlinable
+  @inline(__always)
   static func reader(
     _ keyPath: KeyPath<Object, Target>, _ send: @escaping (Target, Member) -> Void
   ) -> SendThunk {
@@ -97,9 +103,11 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
 @usableFromInline
 enum Convert {
   @inlinable
+  @inline(__always)
   static func identity<Value>(_ value: Value) -> Value? { value }
 
   @inlinable
+  @inline(__always)
   static func automatic<Source: BindConvertible, Target: BindConvertible>(
     _ value: Source
   ) -> Target? {
@@ -107,16 +115,19 @@ enum Convert {
   }
 
   @inlinable
+  @inline(__always)
   static func negating<Target: BindConvertible>(_ negated: Bool) -> (Bool) -> Target? {
     { Target(bindPrimitive: (negated ? !$0 : $0).bindPrimitive) }
   }
 
   @inlinable
+  @inline(__always)
   static func negatingBack<Target: BindConvertible>(_ negated: Bool) -> (Target) -> Bool? {
     { Bool(bindPrimitive: $0.bindPrimitive).map { negated ? !$0 : $0 } }
   }
 
   @inlinable
+  @inline(__always)
   static func total<Value, Target>(_ convert: @escaping (Value) -> Target) -> (Value) -> Target? {
     { convert($0) }
   }
@@ -136,6 +147,7 @@ func bindIsEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
 extension Equatable {
   // Both pointers point at initialized values of `Self`.
   @inlinable
+  @inline(__always)
   static func bindIsEqual(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
     lhs.assumingMemoryBound(to: Self.self).pointee == rhs.assumingMemoryBound(to: Self.self).pointee
   }
