@@ -73,10 +73,9 @@ final class BoundProbe: @unchecked Sendable {
     boundProbeGate.add(1, ordering: .relaxed)
     defer { boundProbeGate.subtract(1, ordering: .relaxed) }
     let value = $current.withValue(probe) { object[keyPath: keyPath] }
-    if let stored = probe.inheritedStoredValue as? Target,
-      Target.self is any Equatable.Type, !bindIsEqual(stored, value)
-    {
-      probe.visits += 1
+    if var stored = probe.inheritedStoredValue as? Target, Target.self is any Equatable.Type {
+      var read = value
+      if !bindIsEqual(&stored, &read) { probe.visits += 1 }
     }
     if probe.visits > 1 {
       // A computed property that reads several @Bound properties is not observable.

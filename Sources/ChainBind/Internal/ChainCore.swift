@@ -17,14 +17,14 @@ class AnyChain: @unchecked Sendable {
   @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   let lock = ChainLock()
-  private let active = Atomic<Bool>(true)
+  @usableFromInline let active = Atomic<Bool>(true)
 
   init(registry: Registry, code: ChainCode) {
     self.registry = registry
     self.code = code
   }
 
-  @usableFromInline var isActive: Bool { active.load(ordering: .acquiring) }
+  @inlinable final var isActive: Bool { active.load(ordering: .acquiring) }
 
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }

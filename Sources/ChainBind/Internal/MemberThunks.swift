@@ -64,12 +64,13 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   ) -> WriteThunk {
     { object, value, member in
       let value = value.assumingMemoryBound(to: Value.self).pointee
-      guard let converted = convert(value) else {
+      guard var converted = convert(value) else {
         member.conversionFailed(value, from: Value.self, to: Target.self, back: false)
         return
       }
       let object = unsafeDowncast(object, to: Object.self)
-      if bindIsEqual(object[keyPath: keyPath], converted) { return }
+      var current = object[keyPath: keyPath]
+      if bindIsEqual(&current, &converted) { return }
       guard member.canWrite else { return }
       member.isWriting = true
       object[keyPath: keyPath] = converted
@@ -134,21 +135,21 @@ enum Convert {
 }
 
 // `lhs == rhs` when `T` is Equatable, else false. In specialized code the cast is decided at
-// compile time and the comparison is `T`'s own `==`.
+// compile time and the comparison is `T`'s own `==`. In-out, so that no value is copied to
+// take its address.
 @inlinable
 @inline(__always)
-func bindIsEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
+func bindIsEqual<T>(_ lhs: inout T, _ rhs: inout T) -> Bool {
   guard let equatable = T.self as? any Equatable.Type else { return false }
-  return withUnsafePointer(to: lhs) { lhs in
-    withUnsafePointer(to: rhs) { rhs in equatable.bindIsEqual(lhs, rhs) }
+  return withUnsafeMutablePointer(to: &lhs) { lhs in
+    withUnsafeMutablePointer(to: &rhs) { rhs in equatable.bindIsEqual(lhs, rhs) }
   }
 }
 
 extension Equatable {
   // Both pointers point at initialized values of `Self`.
   @inlinable
-  @inline(__always)
-  static func bindIsEqual(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
+  static func bindIsEqual(_ lhs: UnsafeMutableRawPointer, _ rhs: UnsafeMutableRawPointer) -> Bool {
     lhs.assumingMemoryBound(to: Self.self).pointee == rhs.assumingMemoryBound(to: Self.self).pointee
   }
 }
