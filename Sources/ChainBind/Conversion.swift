@@ -55,6 +55,7 @@ public protocol BindConvertible {
 
 extension Int: BindConvertible {
   /// This integer as ``BindPrimitive/int(_:)``.
+  @inlinable
   public var bindPrimitive: BindPrimitive { .int(self) }
 
   /// Creates an integer: numbers convert (doubles truncate toward zero and fail when NaN,
@@ -68,6 +69,7 @@ extension Int: BindConvertible {
   /// ```
   ///
   /// - Parameter bindPrimitive: The value to convert.
+  @inlinable
   public init?(bindPrimitive: BindPrimitive) {
     switch bindPrimitive {
     case .none: return nil
@@ -88,6 +90,7 @@ extension Int: BindConvertible {
 
 extension Double: BindConvertible {
   /// This number as ``BindPrimitive/double(_:)``.
+  @inlinable
   public var bindPrimitive: BindPrimitive { .double(self) }
 
   /// Creates a double from a number, from `true`/`false` as `1`/`0`, or from a string that is a
@@ -99,6 +102,7 @@ extension Double: BindConvertible {
   /// ```
   ///
   /// - Parameter bindPrimitive: The value to convert.
+  @inlinable
   public init?(bindPrimitive: BindPrimitive) {
     switch bindPrimitive {
     case .none: return nil
@@ -115,6 +119,7 @@ extension Double: BindConvertible {
 
 extension Float: BindConvertible {
   /// This number as ``BindPrimitive/float(_:)``.
+  @inlinable
   public var bindPrimitive: BindPrimitive { .float(self) }
 
   /// Creates a float from a number, from `true`/`false` as `1`/`0`, or from a string that is a
@@ -125,6 +130,7 @@ extension Float: BindConvertible {
   /// ```
   ///
   /// - Parameter bindPrimitive: The value to convert.
+  @inlinable
   public init?(bindPrimitive: BindPrimitive) {
     switch bindPrimitive {
     case .none: return nil
@@ -141,6 +147,7 @@ extension Float: BindConvertible {
 
 extension Bool: BindConvertible {
   /// This Boolean as ``BindPrimitive/bool(_:)``.
+  @inlinable
   public var bindPrimitive: BindPrimitive { .bool(self) }
 
   /// Creates a Boolean: a number is `false` when zero and `true` otherwise; a string must be
@@ -153,6 +160,7 @@ extension Bool: BindConvertible {
   /// ```
   ///
   /// - Parameter bindPrimitive: The value to convert.
+  @inlinable
   public init?(bindPrimitive: BindPrimitive) {
     switch bindPrimitive {
     case .none: return nil
@@ -172,6 +180,7 @@ extension Bool: BindConvertible {
 
 extension String: BindConvertible {
   /// This string as ``BindPrimitive/string(_:)``.
+  @inlinable
   public var bindPrimitive: BindPrimitive { .string(self) }
 
   /// Creates a string with the value's `description`: `7`, `0.5`, `true`.
@@ -182,13 +191,14 @@ extension String: BindConvertible {
   /// ```
   ///
   /// - Parameter bindPrimitive: The value to convert.
+  @inlinable
   public init?(bindPrimitive: BindPrimitive) {
     switch bindPrimitive {
     case .none: return nil
-    case .bool(let value): self = value.description
-    case .int(let value): self = value.description
-    case .double(let value): self = value.description
-    case .float(let value): self = value.description
+    case .bool(let value): self = value ? "true" : "false"
+    case .int(let value): self = String(value)
+    case .double(let value): self = String(value)
+    case .float(let value): self = String(value)
     case .string(let value): self = value
     }
   }
@@ -196,6 +206,7 @@ extension String: BindConvertible {
 
 extension Optional: BindConvertible where Wrapped: BindConvertible {
   /// The wrapped value's form, or ``BindPrimitive/none`` for `nil`.
+  @inlinable
   public var bindPrimitive: BindPrimitive {
     switch self {
     case .none: return .none
@@ -214,6 +225,7 @@ extension Optional: BindConvertible where Wrapped: BindConvertible {
   /// ```
   ///
   /// - Parameter bindPrimitive: The value to convert.
+  @inlinable
   public init?(bindPrimitive: BindPrimitive) {
     if case .none = bindPrimitive {
       self = .none
@@ -226,6 +238,7 @@ extension Optional: BindConvertible where Wrapped: BindConvertible {
 
 extension StringProtocol {
   /// The text without leading and trailing whitespace, as a slice (no copy).
+  @usableFromInline
   func trimmingBindWhitespace() -> SubSequence {
     var start = startIndex
     var end = endIndex

@@ -282,17 +282,20 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     // The origin is not written back, even when it left the chain meanwhile: its change was
     // made while it was a member, so it is delivered all the same.
     withUnsafePointer(to: value) { value in
-      for member in members where member !== origin && member.role.receives {
-        // A member with a change of its own waiting in the queue keeps that newer value: the
-        // change is delivered next, and this older one must not overwrite it.
-        guard let write = member.write, member.isAttached,
-          member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-        else { continue }
-        guard let object = member.object else {
-          dead.append(member)
-          continue
+      for index in members.indices {
+        // `members` holds every member for the loop: each is used without a retain of its own.
+        Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
+          guard member !== origin, member.role.receives, let write = member.write,
+            member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+          else { return }
+          // A member with a change of its own waiting in the queue (above) keeps that newer
+          // value: the change is delivered next, and this older one must not overwrite it.
+          guard let object = member.object else {
+            dead.append(member)
+            return
+          }
+          write(object, value, member)
         }
-        write(object, value, member)
       }
     }
     if let sinks { call(sinks, with: value) }

@@ -87,7 +87,10 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
         member.conversionFailed(target, from: Target.self, to: Value.self, back: true)
         return
       }
-      unsafeDowncast(member.chain, to: ChainCore<Value>.self).deliver(from: member, value)
+      // The member holds its chain: no retain of its own.
+      Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
+        unsafeDowncast($0, to: ChainCore<Value>.self).deliver(from: member, value)
+      }
     }
   }
 
