@@ -1,13 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#elseif canImport(ucrt)
-  import ucrt
-#endif
-
 /// The entry points of ChainBind: start chains, unbind, and inspect the registry.
 ///
 /// A chain starts from a head property with ``inout(_:_:)`` or ``in(_:_:)``; its value type is
@@ -117,7 +107,8 @@ public enum Bind {
   @inline(__always)
   @discardableResult
   public static func `in`<Control: ControlEventSource, Value>(
-    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>, on event: Control.Event
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>,
+    on event: Control.Event
   ) -> Chain<Value> {
     Chain(
       core: ChainCore.makeHead(
@@ -192,21 +183,18 @@ public enum Bind {
   }
 }
 
-// The process-wide fallback handler, behind a lock ThreadSanitizer sees.
-//
-// @unchecked Sendable: `stored` is read and written only under `lock`.
-private final class FallbackHandler: @unchecked Sendable {
+// The process-wide fallback handler, inside a lock ThreadSanitizer sees.
+private final class FallbackHandler: Sendable {
   static let shared = FallbackHandler()
 
-  private let lock = Lock()
-  private var stored: @Sendable (BindingError) -> Void = writeToStandardError
+  private let stored = Locked<@Sendable (BindingError) -> Void>(defaultReporter)
 
   var handler: @Sendable (BindingError) -> Void {
-    get { lock.run { stored } }
+    get { stored.withLock { $0 } }
     set {
-      let replaced = lock.run {
-        defer { stored = newValue }
-        return stored
+      let replaced = stored.withLock { handler in
+        defer { handler = newValue }
+        return handler
       }
       // Released after unlocking: its captures' deinits may read or set this handler.
       withExtendedLifetime(replaced) {}
@@ -214,16 +202,6 @@ private final class FallbackHandler: @unchecked Sendable {
   }
 }
 
-@Sendable private func writeToStandardError(_ error: BindingError) {
-  var line = error.description
-  line.append("\n")
-  line.withUTF8 { bytes in
-    guard let base = bytes.baseAddress else { return }
-    var offset = 0
-    while offset < bytes.count {
-      let written = write(2, base + offset, bytes.count - offset)
-      if written <= 0 { return }
-      offset += written
-    }
-  }
+@Sendable private func defaultReporter(_ error: BindingError) {
+  writeToStandardError(error.description)
 }

@@ -1,5 +1,5 @@
-// Members whose type differs from the chain's, converted automatically (DESIGN §4.2), and
-// Boolean members bound negated (DESIGN §4.4).
+// Members whose type differs from the chain's, converted automatically (Docs/Semantics.md,
+// "Automatic conversion"), and Boolean members bound negated (Docs/Semantics.md, "Negation").
 //
 // The converting overloads are @_disfavoredOverload: when the member's type is the chain's
 // type, the plain overloads in Chain.swift win and nothing is converted.
@@ -54,7 +54,8 @@ extension Chain where Value: BindConvertible {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
-      thunks: .writable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
+      thunks: .writable(
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
     return self
   }
 
@@ -77,7 +78,8 @@ extension Chain where Value: BindConvertible {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
-      thunks: .readable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
+      thunks: .readable(
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
     return self
   }
 
@@ -103,7 +105,9 @@ extension Chain where Value: BindConvertible {
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
-      thunks: .writable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }, isControl: true))
+      thunks: .writable(
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
+        isControl: true))
     return self
   }
 
@@ -123,11 +127,14 @@ extension Chain where Value: BindConvertible {
   @inline(__always)
   @discardableResult
   public func `in`<Control: ControlEventSource, Target: BindConvertible>(
-    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>, on event: Control.Event
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>,
+    on event: Control.Event
   ) -> Chain {
     core.add(
       control, keyPath(), role: .in, source: .subscribing(control, event),
-      thunks: .readable(keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }, isControl: true))
+      thunks: .readable(
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
+        isControl: true))
     return self
   }
 }
@@ -149,7 +156,8 @@ extension Chain where Value == Bool {
   @inline(__always)
   @discardableResult
   public func out<Object: AnyObject>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>,
+    negated: Bool
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
@@ -172,11 +180,13 @@ extension Chain where Value == Bool {
   @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>,
+    negated: Bool
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
-      thunks: .writable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+      thunks: .writable(
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 
@@ -199,7 +209,8 @@ extension Chain where Value == Bool {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
-      thunks: .readable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+      thunks: .readable(
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 
@@ -225,7 +236,9 @@ extension Chain where Value == Bool {
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
-      thunks: .writable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated), isControl: true))
+      thunks: .writable(
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        isControl: true))
     return self
   }
 
@@ -246,7 +259,8 @@ extension Chain where Value == Bool {
   @inline(__always)
   @discardableResult
   public func out<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
+    negated: Bool
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
@@ -271,11 +285,13 @@ extension Chain where Value == Bool {
   @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
+    negated: Bool
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
-      thunks: .writable(keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+      thunks: .writable(
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 }

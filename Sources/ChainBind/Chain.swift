@@ -159,7 +159,8 @@ public struct Chain<Value> {
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
-      thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true))
+      thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)
+    )
     return self
   }
 
@@ -178,11 +179,13 @@ public struct Chain<Value> {
   @inline(__always)
   @discardableResult
   public func `in`<Control: ControlEventSource>(
-    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>, on event: Control.Event
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>,
+    on event: Control.Event
   ) -> Chain {
     core.add(
       control, keyPath(), role: .in, source: .subscribing(control, event),
-      thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true))
+      thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)
+    )
     return self
   }
 
@@ -311,7 +314,8 @@ public struct Chain<Value> {
   @inline(__always)
   @discardableResult
   public func `in`<Control: ControlEventSource, Target>(
-    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>, on event: Control.Event,
+    _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>,
+    on event: Control.Event,
     back: @escaping (Target) -> Value?
   ) -> Chain {
     core.add(

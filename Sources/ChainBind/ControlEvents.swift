@@ -43,11 +43,10 @@ public protocol ControlEventSource: AnyObject {
 /// ```
 ///
 /// Subscribing and unsubscribing are thread-safe. Sending runs on the caller's thread.
-public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
-  // @unchecked Sendable: `subscriptions` is guarded by `lock`; sending copies the list under the
-  // lock and calls members after unlocking, so no user code runs under the lock.
-  private let lock = Lock()
-  private var subscriptions: ContiguousArray<Subscription> = []
+public final class ControlEvents<Event: Hashable>: Sendable {
+  // Sending copies the list under the lock and calls members after unlocking, so no user code
+  // runs under the lock.
+  private let subscriptions = Locked<ContiguousArray<Subscription>>([])
 
   private struct Subscription {
     // nil: the member only needs removing when the control goes (an `out` member, say).
@@ -70,7 +69,7 @@ public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
   ///
   /// - Parameter event: The event that happened.
   public func send(_ event: Event) {
-    let current = lock.run { subscriptions }
+    let current = subscriptions.withLock { $0 }
     for subscription in current where subscription.event == event {
       subscription.member?.controlEventDidFire()
     }
@@ -80,7 +79,7 @@ public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
   func subscribe(_ member: Member, to event: Event?) {
     // Members found alive while pruning are kept in `live` and released after unlocking: a
     // member released under the lock could be the last reference, and its deinit runs user code.
-    let live = lock.run { () -> [Member] in
+    let live = subscriptions.withLock { subscriptions -> [Member] in
       var live: [Member] = []
       subscriptions.removeAll { subscription in
         guard let member = subscription.member else { return true }
@@ -94,8 +93,8 @@ public final class ControlEvents<Event: Hashable>: @unchecked Sendable {
   }
 
   deinit {
-    // The control is being deallocated: remove its memberships now (DESIGN §5.2).
-    for subscription in subscriptions {
+    // The control is being deallocated: remove its memberships now (Docs/Semantics.md, "Lifetime").
+    for subscription in subscriptions.withLock({ $0 }) {
       if let member = subscription.member {
         member.chain.registry.detach(member)
       }

@@ -4,9 +4,9 @@ import Testing
 
 @testable import ChainBind
 
-// DESIGN §6.1: binding, unbinding and deallocation on any thread, concurrently. Each test uses
-// a registry of its own, handed to the worker threads explicitly (a TaskLocal does not reach
-// them), so its chain count is exact.
+// Docs/Semantics.md, "Threading": binding, unbinding and deallocation on any thread, concurrently.
+// Each test uses a registry of its own, handed to the worker threads explicitly (a TaskLocal does
+// not reach them), so its chain count is exact.
 
 /// Hands objects to another thread.
 ///

@@ -2,8 +2,9 @@ import Testing
 
 @testable import ChainBind
 
-// DESIGN §4.1–§4.3: per-member conversions, the automatic conversion table between
-// `BindConvertible` types, and what a failed conversion does (never writes a default value).
+// Docs/Semantics.md, "Per-member conversion" to "Failures never write defaults": per-member
+// conversions, the automatic conversion table between `BindConvertible` types, and what a failed
+// conversion does (never writes a default value).
 
 /// A user type that converts automatically: a level stored as its raw number.
 private enum ConvertLevel: Int, BindConvertible {

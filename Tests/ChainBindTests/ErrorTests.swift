@@ -3,7 +3,8 @@ import Testing
 
 @testable import ChainBind
 
-// DESIGN §1 and §2.2: what BindingError reports, and where it goes.
+// Docs/Semantics.md, "Chains and members" and "What is observable": what BindingError reports, and
+// where it goes.
 
 /// Errors collected from any thread.
 private final class ErrorCollector: Sendable {

@@ -1,9 +1,9 @@
 import ChainBind
 import Testing
 
-// DESIGN §3.2: filters run first, on the change's value in the chain's type. If any filter
-// rejects, nothing is written, no sink runs, and the originating member is reverted to the
-// chain's last accepted value (when its key path is writable), without triggering a new change.
+// Docs/Semantics.md, "Filters": filters run first, on the change's value in the chain's type. If
+// any filter rejects, nothing is written, no sink runs, and the originating member is reverted to
+// the chain's last accepted value (when its key path is writable), without triggering a new change.
 
 /// A dial whose reading is read-only from outside: a control bound `in` through a `KeyPath`
 /// that cannot be written, so a rejected change cannot be reverted.

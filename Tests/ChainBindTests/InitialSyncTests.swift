@@ -1,8 +1,9 @@
 import ChainBind
 import Testing
 
-// DESIGN §2.3: the chain's current value is its head's value at creation; every receiving member
-// (out, inout, sink) gets the current value when it is added; `in` members are not written.
+// Docs/Semantics.md, "Initial sync": the chain's current value is its head's value at creation;
+// every receiving member (out, inout, sink) gets the current value when it is added; `in` members
+// are not written.
 
 @Suite struct InitialSyncTests {
   @Test func theChainStartsWithTheHeadsValue() {

@@ -1,9 +1,10 @@
 import ChainBind
 import Testing
 
-// DESIGN §2.1: each (object, keyPath) belongs to at most one chain. Starting from a member joins
-// its chain when the types match and otherwise moves the property into a new chain; adding a
-// member that belongs to another chain moves it (cell reuse). Also `ChainCode` (DESIGN §1).
+// Docs/Semantics.md, "Join and move": each (object, keyPath) belongs to at most one chain. Starting
+// from a member joins its chain when the types match and otherwise moves the property into a new
+// chain; adding a member that belongs to another chain moves it (cell reuse). Also `ChainCode`
+// (Docs/Semantics.md, "Chains and members").
 
 private func requireHashableAndSendable<Code: Hashable & Sendable>(_ code: Code) -> Code {
   code

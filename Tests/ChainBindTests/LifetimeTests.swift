@@ -2,8 +2,8 @@ import Testing
 
 @testable import ChainBind
 
-// DESIGN §5: chains hold members weakly and sinks strongly; @Bound properties and controls
-// unbind themselves when their object dies; plain members are pruned lazily.
+// Docs/Semantics.md, "Lifetime": chains hold members weakly and sinks strongly; @Bound properties
+// and controls unbind themselves when their object dies; plain members are pruned lazily.
 
 /// An object that only a closure keeps alive.
 private final class Captured {

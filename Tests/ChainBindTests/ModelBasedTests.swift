@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 // Model-based randomized test: random operation sequences run against the library and against a
-// reference model of DESIGN.md (and Docs/Semantics.md) for a small world, and every observable
+// reference model of Docs/Semantics.md for a small world, and every observable
 // state is compared after every step.
 //
 // The world: 4 model objects (`@Bound var value: Int`, `@Bound var text: String`), 3 plain
@@ -95,8 +95,8 @@ private struct SplitMix64: RandomNumberGenerator {
 
 // MARK: - The world's objects
 
-// Every write of every property of the world, in order (DESIGN §2.4: members are written in the
-// order added, before the sinks).
+// Every write of every property of the world, in order (Docs/Semantics.md, "Propagation": members
+// are written in the order added, before the sinks).
 private final class WriteLog {
   var entries: [String] = []
 }
@@ -326,7 +326,8 @@ private enum Fixed {
     }
   }
 
-  // DESIGN §4.2: String -> Int parses the whole string after trimming whitespace.
+  // Docs/Semantics.md, "Automatic conversion": String -> Int parses the whole string after trimming
+  // whitespace.
   static func parseInt(_ text: String) -> Int? {
     var trimmed = Substring(text)
     while trimmed.first?.isWhitespace == true { trimmed.removeFirst() }
@@ -334,7 +335,8 @@ private enum Fixed {
     return Int(trimmed)
   }
 
-  // Chain value -> member value: identity, automatic (DESIGN §4.2) or `convert:`.
+  // Chain value -> member value: identity, automatic (Docs/Semantics.md, "Automatic conversion") or
+  // `convert:`.
   static func toMember(_ value: MValue, _ type: ValueType, custom: Bool) -> MValue? {
     switch (value, type, custom) {
     case (.int(let number), .int, false): return .int(number)
@@ -372,7 +374,8 @@ private enum Fixed {
 
 // MARK: - The reference model
 
-// DESIGN.md §2–§5 for this world, written independently of the library's implementation.
+// Docs/Semantics.md ("Chains and members" to "Lifetime") for this world, written independently of
+// the library's implementation.
 private struct ReferenceModel {
   struct Member {
     let id: Int
@@ -380,8 +383,8 @@ private struct ReferenceModel {
     let role: Role
     let custom: Bool
 
-    // DESIGN §2.2 and "Details and limits": an `in` member with only `back:` cannot receive,
-    // not even a revert.
+    // Docs/Semantics.md, "What is observable" and "Details and limits": an `in` member with only
+    // `back:` cannot receive, not even a revert.
     var canReceive: Bool { !(custom && role == .in) }
   }
 

@@ -1,8 +1,8 @@
 import ChainBind
 import Testing
 
-// DESIGN §4.4: `negated: true` applies `!` on the way in and on the way out. Known CRDataBind
-// defect: `_out_not` members were never written, not even at initial sync.
+// Docs/Semantics.md, "Negation": `negated: true` applies `!` on the way in and on the way out.
+// Known CRDataBind defect: `_out_not` members were never written, not even at initial sync.
 
 @Suite struct NegationTests {
   @Suite struct Out {

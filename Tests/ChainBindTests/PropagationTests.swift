@@ -1,9 +1,9 @@
 import ChainBind
 import Testing
 
-// DESIGN §3.1 (every set is a change; the originating member is never written back),
-// §3.3 (equal members are not written; sinks run on every accepted change),
-// §2.4 (members, then sinks, in the order added) and §2.2 (member roles).
+// Docs/Semantics.md, "Propagation" (every set is a change; the originating member is never written
+// back), §3.3 (equal members are not written; sinks run on every accepted change), §2.4 (members,
+// then sinks, in the order added) and §2.2 (member roles).
 
 /// A value that is not `Equatable`: ChainBind cannot skip writing it, so a write-back to the
 /// originating member would show in its counter.

@@ -2,8 +2,8 @@ import Testing
 
 @testable import ChainBind
 
-// DESIGN §3.4 and §3.5: no echoes, no recursion; changes made while a chain delivers are queued;
-// user code never runs under a lock.
+// Docs/Semantics.md, "Re-entrancy": no echoes, no recursion; changes made while a chain delivers
+// are queued; user code never runs under a lock.
 
 /// The order in which members and sinks saw values.
 private final class DeliveryLog {

@@ -1,7 +1,8 @@
 import ChainBind
 import Testing
 
-// Keyed sinks (`.out(key:)`, CRDataBind's `_out_key_any`): DESIGN §1, §2.3, §2.4, §3.1–§3.3.
+// Keyed sinks (`.out(key:)`, CRDataBind's `_out_key_any`): Docs/Semantics.md, "Chains and members",
+// "Initial sync", "Propagation".
 
 /// A property that appends its name to a shared log each time it is written.
 private final class SinkOrderProbe {

@@ -4,11 +4,11 @@ import Testing
 
 @testable import ChainBind
 
-// DESIGN §6.1 under load: many threads binding, changing their own chains, unbinding, releasing
-// objects that other threads' chains hold weakly, and sinks that bind and unbind other chains.
-// Run under ThreadSanitizer by .ci/run (`swift test --sanitize=thread`). Every test works in a
-// registry of its own and checks at the end that every chain was released and every object
-// deallocated.
+// Docs/Semantics.md, "Threading" under load: many threads binding, changing their own chains,
+// unbinding, releasing objects that other threads' chains hold weakly, and sinks that bind and
+// unbind other chains. Run under ThreadSanitizer by .ci/run (`swift test --sanitize=thread`). Every
+// test works in a registry of its own and checks at the end that every chain was released and every
+// object deallocated.
 
 /// Objects handed from one thread to another, behind a lock ThreadSanitizer can see.
 private final class Exchange<Object: AnyObject>: @unchecked Sendable {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ChainBind
 
-// DESIGN §5.3 and §5.4: unbinding an object, one property or a whole chain.
+// Docs/Semantics.md, "Lifetime": unbinding an object, one property or a whole chain.
 
 /// An object that only a closure keeps alive.
 private final class Token {}

@@ -54,8 +54,8 @@ class AnyChain: @unchecked Sendable {
   }
 
   // Registry lock held. Returns whether the chain should be released: its last sending member
-  // left (DESIGN §5.3), or no member at all is left. A chain that never had a sender (its head
-  // is not observable) stays while it has members: a sender may still join it.
+  // left (Docs/Semantics.md, "Lifetime"), or no member at all is left. A chain that never had a
+  // sender (its head is not observable) stays while it has members: a sender may still join it.
   func remove(_ member: Member) -> Bool {
     lock.run {
       if let index = members.firstIndex(where: { $0 === member }) {
@@ -101,8 +101,9 @@ class AnyChain: @unchecked Sendable {
     }
   }
 
-  // Removes members whose objects are gone (Docs/Semantics.md, "Lifetime"). Liveness is checked outside every
-  // lock: loading a weak reference may release the last strong one, and so run a deinit.
+  // Removes members whose objects are gone (Docs/Semantics.md, "Lifetime"). Liveness is checked
+  // outside every lock: loading a weak reference may release the last strong one, and so run a
+  // deinit.
   func pruneDeadMembers() {
     let gone = snapshotMembers().filter { $0.object == nil }
     if !gone.isEmpty { registry.prune(Array(gone)) }

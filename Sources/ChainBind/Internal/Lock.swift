@@ -1,73 +1,44 @@
 import Synchronization
 
-#if canImport(Darwin)
-  import Darwin
-#elseif canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Android)
-  import Android
-#elseif os(Windows)
-  import WinSDK
-#endif
+// The locks that guard ChainBind's state. No user code (setter, conversion, filter, sink, a
+// deinit it may trigger) ever runs while one is held: work is decided under the lock and done
+// after it (Docs/Architecture.md, "Locks").
 
-// The locks that guard ChainBind's state. Neither is Synchronization.Mutex: on Linux, Mutex parks
-// threads with futex calls that ThreadSanitizer does not see, so every access it guards is
-// reported as a race, and DESIGN §6.1 asks for TSan-clean runs.
+// State that lives inside its lock: the registry's tables, a control's subscriptions, the
+// fallback error handler. Their holds include hash-table work, so waiting threads sleep.
 //
-// `Lock` is a pthread mutex (TSan intercepts it), allocated once per lock when its owner is
-// created: for the registry, whose holds include hash-table work, for controls and for the
-// fallback handler. `ChainLock` guards one chain, whose holds are a few loads and stores.
-//
-// Both: `run { }` for configuration, plain `lock()`/`unlock()` for the delivery path (a generic
-// `run` closure returning a generic value makes unspecialized code look up run-time type
-// metadata on every call).
+// @unchecked Sendable: `state` is touched only inside `withLock`.
+final class Locked<State>: @unchecked Sendable {
+  private let mutex = PlatformMutex()
+  private var state: State
 
-// A pthread mutex at a stable heap address, as pthread requires.
-//
-// @unchecked Sendable: the pointer is only ever used through pthread_mutex_lock/unlock.
-struct Lock: ~Copyable, @unchecked Sendable {
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-  init() {
-    mutex = .allocate(capacity: 1)
-    mutex.initialize(to: pthread_mutex_t())
-    pthread_mutex_init(mutex, nil)
+  init(_ state: State) {
+    self.state = state
   }
 
-  deinit {
-    pthread_mutex_destroy(mutex)
-    mutex.deinitialize(count: 1)
-    mutex.deallocate()
-  }
-
-  borrowing func lock() { pthread_mutex_lock(mutex) }
-  borrowing func unlock() { pthread_mutex_unlock(mutex) }
-  // Takes the lock if it is free; returns whether it did.
-  borrowing func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
-
-  // Runs `body` with the lock held. `body` must not run user code, nor release anything whose
-  // deinit might (hand such things out as the result and let them go after unlocking).
-  borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
-    lock()
-    defer { unlock() }
-    return try body()
+  // `body` must not run user code, nor release anything whose deinit might: hand such things
+  // out as the result and let them go after unlocking.
+  func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    mutex.lock()
+    defer { mutex.unlock() }
+    return try body(&state)
   }
 }
 
-// The lock of one chain.
+// The lock of one chain. Its holds copy a few fields and never run user code.
 //
-// On Apple platforms, a `Lock` (the scheduler's priority inheritance needs a real mutex there).
-// Elsewhere, one atomic flag stored inline: taken with a compare-and-exchange that acquires,
-// released with a store that releases (TSan sees both). A chain's holds copy a few fields and
-// never run user code, so a waiting thread spins briefly and then yields its processor. Inline,
-// it costs no allocation per chain, and an uncontended lock and unlock are one atomic instruction
-// and one plain store, where a pthread mutex takes two atomic instructions and a call each way.
-// Not for threads with real-time scheduling policies, which `sched_yield` does not make room for.
+// On Apple platforms, a mutex (the scheduler's priority inheritance needs one there). Elsewhere,
+// one atomic flag stored inline: taken with a compare-and-exchange that acquires, released with
+// a store that releases (ThreadSanitizer sees both); a waiting thread spins briefly and then
+// yields its processor. Measured against a pthread mutex: 112 instructions less per set and one
+// allocation (48 bytes) less per chain (Docs/Performance.md). Not for threads with real-time
+// scheduling policies, which `sched_yield` does not make room for.
+//
+// Plain `lock()` and `unlock()` for the delivery path: the chain's code runs unspecialized, and a
+// closure returning a generic value would look up run-time type metadata on every call.
 struct ChainLock: ~Copyable, @unchecked Sendable {
   #if canImport(Darwin)
-    private let mutex = Lock()
+    private let mutex = PlatformMutex()
 
     init() {}
 
@@ -80,11 +51,7 @@ struct ChainLock: ~Copyable, @unchecked Sendable {
     init() {}
 
     borrowing func lock() {
-      if !isLocked.compareExchange(
-        expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
-      ).exchanged {
-        lockContended()
-      }
+      if !tryLock() { lockContended() }
     }
 
     @inline(never)
@@ -96,9 +63,7 @@ struct ChainLock: ~Copyable, @unchecked Sendable {
           spins += 1
           if spins >= 64 { yieldProcessor() }
         }
-      } while !isLocked.compareExchange(
-        expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
-      ).exchanged
+      } while !tryLock()
     }
 
     borrowing func unlock() { isLocked.store(false, ordering: .releasing) }
@@ -109,17 +74,9 @@ struct ChainLock: ~Copyable, @unchecked Sendable {
         expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
       ).exchanged
     }
-
-    private borrowing func yieldProcessor() {
-      #if os(Windows)
-        _ = SwitchToThread()
-      #else
-        _ = sched_yield()
-      #endif
-    }
   #endif
 
-  // Runs `body` with the lock held; the same rules as `Lock.run`.
+  // Runs `body` with the lock held, for configuration (binding, unbinding, sinks, filters).
   borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
     lock()
     defer { unlock() }

@@ -6,9 +6,7 @@ import Synchronization
 // does. Lock order: the registry's lock, then a chain's lock. Nothing removed under the lock is
 // released under it: removed members, chains and user closures are handed back as `Garbage` and
 // dropped after unlocking, because their deinits may run user code that binds or unbinds.
-//
-// @unchecked Sendable: all mutable state is guarded by `lock`.
-final class Registry: @unchecked Sendable {
+final class Registry: Sendable {
   static let shared = Registry()
 
   // Lets tests work in a registry of their own, so process-wide counts stay exact while other
@@ -17,10 +15,7 @@ final class Registry: @unchecked Sendable {
 
   static var current: Registry { scoped ?? shared }
 
-  private let lock = Lock()
-  private var chains: [UInt64: AnyChain] = [:]
-  // The first of each object's memberships; the rest follow through `nextInObject`.
-  private var objects: [ObjectIdentifier: Member] = [:]
+  private let tables = Locked(Tables())
 
   private static let nextChainID = Atomic<UInt64>(1)
 
@@ -28,39 +23,102 @@ final class Registry: @unchecked Sendable {
     nextChainID.wrappingAdd(1, ordering: .relaxed).oldValue
   }
 
-  var activeChainCount: Int { lock.run { chains.count } }
-
-  // MARK: Lookup
+  var activeChainCount: Int { tables.withLock { $0.chains.count } }
 
   // The membership of `(object, keyPath)`, if any.
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
-    withGarbage(pruningTouched: false) { garbage in
-      membershipLocked(of: object, keyPath: keyPath, garbage: &garbage)
+    withGarbage(pruningTouched: false) { tables, garbage in
+      tables.membership(of: object, keyPath: keyPath, garbage: &garbage)
     }
   }
 
   func chain(for code: ChainCode) -> AnyChain? {
-    lock.run { chains[code.id] }
+    tables.withLock { $0.chains[code.id] }
   }
-
-  // MARK: Attach
 
   enum AttachOutcome {
     case attached
     // The chain was released before the member could join it.
     case chainInactive
     // The member replaced the chain's last sender with a member that does not send, so the
-    // chain was released (DESIGN §5.3).
+    // chain was released.
     case chainReleased
   }
 
   // Makes `member` a member of its chain, moving `(object, keyPath)` out of any other chain or
   // replacing it in place in the same chain. Registers the chain when it is new.
   func attach(_ member: Member, object: AnyObject) -> AttachOutcome {
-    withGarbage(pruningTouched: true) { garbage in
+    withGarbage(pruningTouched: true) { tables, garbage in
+      tables.attach(member, object: object, garbage: &garbage)
+    }
+  }
+
+  // Removes one membership (its token or control died, or it was unbound).
+  func detach(_ member: Member) {
+    withGarbage(pruningTouched: true) { tables, garbage in
+      tables.detach(member, garbage: &garbage)
+    }
+  }
+
+  // Removes members whose objects are gone.
+  func prune(_ members: [Member]) {
+    withGarbage(pruningTouched: false) { tables, garbage in
+      for member in members { tables.detach(member, garbage: &garbage) }
+    }
+  }
+
+  func unbind(_ object: AnyObject) {
+    withGarbage(pruningTouched: true) { tables, garbage in
+      for member in tables.liveList(of: object, garbage: &garbage) {
+        tables.detach(member, garbage: &garbage)
+      }
+    }
+  }
+
+  func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
+    withGarbage(pruningTouched: true) { tables, garbage in
+      if let member = tables.membership(of: object, keyPath: keyPath, garbage: &garbage) {
+        tables.detach(member, garbage: &garbage)
+      }
+    }
+  }
+
+  func release(_ chain: AnyChain) {
+    withGarbage(pruningTouched: false) { tables, garbage in
+      tables.release(chain, garbage: &garbage)
+    }
+  }
+
+  // Runs `body` under the lock. What it removes goes into `garbage` and is released only after
+  // unlocking; with `pruningTouched`, the chains that removed members left are then pruned of
+  // their dead members (not for `prune` itself, nor for a release, which empties the chain).
+  private func withGarbage<Result>(
+    pruningTouched: Bool, _ body: (inout Tables, inout Garbage) -> Result
+  ) -> Result {
+    let (result, garbage) = tables.withLock { tables -> (Result, Garbage) in
+      var garbage = Garbage()
+      let result = body(&tables, &garbage)
+      return (result, garbage)
+    }
+    if pruningTouched { garbage.pruneTouchedChains() }
+    withExtendedLifetime(garbage) {}
+    return result
+  }
+}
+
+extension Registry {
+  // The registry's state, only ever touched under its lock.
+  private struct Tables {
+    var chains: [UInt64: AnyChain] = [:]
+    // The first of each object's memberships; the rest follow through `nextInObject`.
+    var objects: [ObjectIdentifier: Member] = [:]
+
+    mutating func attach(
+      _ member: Member, object: AnyObject, garbage: inout Garbage
+    ) -> AttachOutcome {
       let chain = member.chain
       guard chain.isActive else { return .chainInactive }
-      let existing = membershipLocked(of: object, keyPath: member.keyPath, garbage: &garbage)
+      let existing = membership(of: object, keyPath: member.keyPath, garbage: &garbage)
       if let existing {
         unlink(existing)
         existing.markDetached()
@@ -76,140 +134,88 @@ final class Registry: @unchecked Sendable {
       objects[member.objectID] = member
       if chains[chain.code.id] == nil { chains[chain.code.id] = chain }
       if case .lastSenderReplaced = inserted {
-        releaseLocked(chain, garbage: &garbage)
+        release(chain, garbage: &garbage)
         return .chainReleased
       }
       return .attached
     }
-  }
 
-  // MARK: Detach
-
-  // Removes one membership (its token or control died, or it was unbound).
-  func detach(_ member: Member) {
-    withGarbage(pruningTouched: true) { garbage in detachLocked(member, garbage: &garbage) }
-  }
-
-  // Removes members whose objects are gone.
-  func prune(_ members: [Member]) {
-    withGarbage(pruningTouched: false) { garbage in
-      for member in members { detachLocked(member, garbage: &garbage) }
-    }
-  }
-
-  func unbind(_ object: AnyObject) {
-    withGarbage(pruningTouched: true) { garbage in
-      for member in liveList(of: object, garbage: &garbage) {
-        detachLocked(member, garbage: &garbage)
-      }
-    }
-  }
-
-  func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
-    withGarbage(pruningTouched: true) { garbage in
-      if let member = membershipLocked(of: object, keyPath: keyPath, garbage: &garbage) {
-        detachLocked(member, garbage: &garbage)
-      }
-    }
-  }
-
-  func release(_ chain: AnyChain) {
-    withGarbage(pruningTouched: false) { garbage in releaseLocked(chain, garbage: &garbage) }
-  }
-
-  // Runs `body` under the lock. What it removes goes into `garbage` and is released only after
-  // unlocking; with `pruningTouched`, the chains that removed members left are then pruned of
-  // their dead members (not for `prune` itself, nor for a release, which empties the chain).
-  private func withGarbage<Result>(
-    pruningTouched: Bool, _ body: (inout Garbage) -> Result
-  ) -> Result {
-    let (result, garbage) = lock.run { () -> (Result, Garbage) in
-      var garbage = Garbage()
-      let result = body(&garbage)
-      return (result, garbage)
-    }
-    if pruningTouched { garbage.pruneTouchedChains() }
-    withExtendedLifetime(garbage) {}
-    return result
-  }
-
-  // MARK: Locked helpers
-
-  private func detachLocked(_ member: Member, garbage: inout Garbage) {
-    guard member.isAttached else { return }
-    unlink(member)
-    member.markDetached()
-    garbage.members.append(member)
-    removeFromChain(member, garbage: &garbage)
-  }
-
-  // A chain whose last sending member left is released (DESIGN §5.3).
-  private func removeFromChain(_ member: Member, garbage: inout Garbage) {
-    let chain = member.chain
-    guard chain.isActive else { return }
-    garbage.touched.append(chain)
-    if chain.remove(member) {
-      releaseLocked(chain, garbage: &garbage)
-    }
-  }
-
-  private func releaseLocked(_ chain: AnyChain, garbage: inout Garbage) {
-    guard chain.isActive else { return }
-    chain.markInactive()
-    chains[chain.code.id] = nil
-    garbage.chains.append(chain)
-    let (members, userState) = chain.takeEverything()
-    garbage.userState.append(userState)
-    for member in members where member.isAttached {
+    mutating func detach(_ member: Member, garbage: inout Garbage) {
+      guard member.isAttached else { return }
       unlink(member)
       member.markDetached()
       garbage.members.append(member)
+      removeFromChain(member, garbage: &garbage)
     }
-  }
 
-  // The membership of `(object, keyPath)`. The caller holds `object`, so an entry for its
-  // identifier either is its own or belongs to a dead object whose address was reused.
-  private func membershipLocked(
-    of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
-  ) -> Member? {
-    liveList(of: object, garbage: &garbage).first { $0.keyPath == keyPath }
-  }
-
-  // The memberships of `object`. A list left by a dead object at the same address is removed.
-  private func liveList(of object: AnyObject, garbage: inout Garbage) -> [Member] {
-    guard let first = objects[ObjectIdentifier(object)] else { return [] }
-    if first.object !== object {
-      var stale: Member? = first
-      while let member = stale {
-        stale = member.nextInObject
-        detachLocked(member, garbage: &garbage)
+    // A chain whose last sending member left is released (Docs/Semantics.md, "Lifetime").
+    private mutating func removeFromChain(_ member: Member, garbage: inout Garbage) {
+      let chain = member.chain
+      guard chain.isActive else { return }
+      garbage.touched.append(chain)
+      if chain.remove(member) {
+        release(chain, garbage: &garbage)
       }
-      return []
     }
-    var list: [Member] = []
-    var next: Member? = first
-    while let member = next {
-      list.append(member)
-      next = member.nextInObject
-    }
-    return list
-  }
 
-  private func unlink(_ member: Member) {
-    guard let first = objects[member.objectID] else { return }
-    if first === member {
-      objects[member.objectID] = member.nextInObject
-    } else {
-      var previous = first
-      while let next = previous.nextInObject {
-        if next === member {
-          previous.nextInObject = member.nextInObject
-          break
+    mutating func release(_ chain: AnyChain, garbage: inout Garbage) {
+      guard chain.isActive else { return }
+      chain.markInactive()
+      chains[chain.code.id] = nil
+      garbage.chains.append(chain)
+      let (members, userState) = chain.takeEverything()
+      garbage.userState.append(userState)
+      for member in members where member.isAttached {
+        unlink(member)
+        member.markDetached()
+        garbage.members.append(member)
+      }
+    }
+
+    // The membership of `(object, keyPath)`. The caller holds `object`, so an entry for its
+    // identifier either is its own or belongs to a dead object whose address was reused.
+    mutating func membership(
+      of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
+    ) -> Member? {
+      liveList(of: object, garbage: &garbage).first { $0.keyPath == keyPath }
+    }
+
+    // The memberships of `object`. A list left by a dead object at the same address is removed.
+    mutating func liveList(of object: AnyObject, garbage: inout Garbage) -> [Member] {
+      guard let first = objects[ObjectIdentifier(object)] else { return [] }
+      if first.object !== object {
+        var stale: Member? = first
+        while let member = stale {
+          stale = member.nextInObject
+          detach(member, garbage: &garbage)
         }
-        previous = next
+        return []
       }
+      var list: [Member] = []
+      var next: Member? = first
+      while let member = next {
+        list.append(member)
+        next = member.nextInObject
+      }
+      return list
     }
-    member.nextInObject = nil
+
+    private mutating func unlink(_ member: Member) {
+      guard let first = objects[member.objectID] else { return }
+      if first === member {
+        objects[member.objectID] = member.nextInObject
+      } else {
+        var previous = first
+        while let next = previous.nextInObject {
+          if next === member {
+            previous.nextInObject = member.nextInObject
+            break
+          }
+          previous = next
+        }
+      }
+      member.nextInObject = nil
+    }
   }
 }
 
@@ -218,7 +224,7 @@ struct Garbage {
   var members: [Member] = []
   var chains: [AnyChain] = []
   var userState: [Any] = []
-  // Chains a member left: their dead members are pruned after unlocking (DESIGN §5.2).
+  // Chains a member left: their dead members are pruned after unlocking.
   var touched: [AnyChain] = []
 
   // Call after unlocking.
