@@ -1,7 +1,6 @@
+@_spi(Testing) import ChainBind
 import Foundation
 import Testing
-
-@testable import ChainBind
 
 // `@Bound`: works in any class, costs one optional pointer, encodes like its value, and only
 // stored properties are observable.

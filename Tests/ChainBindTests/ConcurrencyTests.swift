@@ -1,8 +1,7 @@
+@_spi(Testing) import ChainBind
 import Dispatch
 import Synchronization
 import Testing
-
-@testable import ChainBind
 
 // Docs/Semantics.md, "Threading": binding, unbinding and deallocation on any thread, concurrently.
 // Each test uses a registry of its own, handed to the worker threads explicitly (a TaskLocal does
@@ -46,12 +45,12 @@ private let iterations = 200
 
 @Suite struct ConcurrencyTests {
   @Test func independentChainsOnManyThreadsKeepCorrectValues() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let start = registry.activeChainCount
     let failures = Failures()
 
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         let head = Model()
         let mirror = Model()
         let plain = Plain()
@@ -84,7 +83,7 @@ private let iterations = 200
   }
 
   @Test func objectsReleasedOnOtherThreadsUnbindThemselves() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let start = registry.activeChainCount
     let count = 64
     let senders = (0..<count).map { _ in Slot<Model>() }
@@ -96,7 +95,7 @@ private let iterations = 200
 
     // Bind on worker threads...
     DispatchQueue.concurrentPerform(iterations: count) { index in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         let sender = Model()
         let model = Model()
         let field = TextField()
@@ -133,12 +132,12 @@ private let iterations = 200
   }
 
   @Test func chainsAreUnboundByCodeFromOtherThreads() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let start = registry.activeChainCount
     let count = 64
     let heads = (0..<count).map { _ in Model() }
     let targets = (0..<count).map { _ in Plain() }
-    let chains = Registry.$scoped.withValue(registry) {
+    let chains = registry.withScope {
       (0..<count).map { Bind.inout(heads[$0], \.int).out(targets[$0], \.int) }
     }
     let codes = chains.map(\.code)
@@ -146,7 +145,7 @@ private let iterations = 200
 
     // Every code is unbound twice, concurrently.
     DispatchQueue.concurrentPerform(iterations: 2 * count) { iteration in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         Bind.unbind(codes[iteration % count])
       }
     }
@@ -160,10 +159,10 @@ private let iterations = 200
   }
 
   @Test func membersJoinAndLeaveOneChainFromManyThreads() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let start = registry.activeChainCount
     let head = Model(int: 42)
-    let chain = Registry.$scoped.withValue(registry) { Bind.inout(head, \.int) }
+    let chain = registry.withScope { Bind.inout(head, \.int) }
     let sharedChain = ChainSlot<Int>()
     sharedChain.chain = chain
     let slots = (0..<workers).map { _ in Slot<Plain>() }
@@ -171,7 +170,7 @@ private let iterations = 200
     let perWorker = 50
 
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         for _ in 0..<perWorker {
           let plain = Plain()
           sharedChain.chain?.out(plain, \.int)
@@ -185,7 +184,7 @@ private let iterations = 200
 
     // A third of the workers unbind their members, a third release them, the rest keep them.
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         switch worker % 3 {
         case 0: for plain in slots[worker].objects { Bind.unbind(plain) }
         case 1: slots[worker].objects = []
@@ -210,12 +209,12 @@ private let iterations = 200
   }
 
   @Test func independentChainsAreBoundAndReleasedByDeallocationOnManyThreads() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let start = registry.activeChainCount
     let failures = Failures()
 
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         for index in 0..<iterations {
           weak var weakChainHead: Model?
           let target = Plain()

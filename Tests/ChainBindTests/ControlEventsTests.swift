@@ -1,13 +1,7 @@
+@_spi(Testing) import ChainBind
 import Testing
 
-@testable import ChainBind
-
 // UI-style members: a control's property bound `on:` an event sends when that event is sent.
-
-extension Chain {
-  /// The members the chain holds right now, without pruning dead ones first.
-  fileprivate var attachedMemberCount: Int { core.snapshotMembers().count }
-}
 
 @Suite struct ControlEventsTests {
   @Suite struct Events {

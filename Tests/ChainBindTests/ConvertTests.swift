@@ -1,6 +1,5 @@
+import ChainBind
 import Testing
-
-@testable import ChainBind
 
 // Docs/Semantics.md, "Per-member conversion" to "Failures never write defaults": per-member
 // conversions, the automatic conversion table between `BindConvertible` types, and what a failed

@@ -1,7 +1,6 @@
+import ChainBind
 import Synchronization
 import Testing
-
-@testable import ChainBind
 
 // Docs/Semantics.md, "Chains and members" and "What is observable": what BindingError reports, and
 // where it goes.

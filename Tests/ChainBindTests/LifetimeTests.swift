@@ -1,6 +1,5 @@
+@_spi(Testing) import ChainBind
 import Testing
-
-@testable import ChainBind
 
 // Docs/Semantics.md, "Lifetime": chains hold members weakly and sinks strongly; @Bound properties
 // and controls unbind themselves when their object dies; plain members are pruned lazily.
@@ -8,11 +7,6 @@ import Testing
 /// An object that only a closure keeps alive.
 private final class Captured {
   var values: [Int] = []
-}
-
-extension Chain {
-  /// The members the chain holds right now, without pruning dead ones first.
-  fileprivate var unprunedMemberCount: Int { core.snapshotMembers().count }
 }
 
 @Suite struct LifetimeTests {
@@ -197,9 +191,9 @@ extension Chain {
       do {
         let member = Model()
         chain.inout(member, \.int)
-        #expect(chain.unprunedMemberCount == 3)
+        #expect(chain.attachedMemberCount == 3)
       }
-      #expect(chain.unprunedMemberCount == 2)
+      #expect(chain.attachedMemberCount == 2)
       #expect(chain.memberCount == 2)
       #expect(chain.isActive)
       head.int = 5
@@ -232,9 +226,9 @@ extension Chain {
       do {
         let field = TextField()
         chain.inout(field, \.text, on: .editingChanged)
-        #expect(chain.unprunedMemberCount == 2)
+        #expect(chain.attachedMemberCount == 2)
       }
-      #expect(chain.unprunedMemberCount == 1)
+      #expect(chain.attachedMemberCount == 1)
       #expect(chain.memberCount == 1)
       #expect(chain.isActive)
     }
@@ -284,7 +278,7 @@ extension Chain {
       }
       model.int = 3
       #expect(kept.int == 3)
-      #expect(chain.unprunedMemberCount == 2)
+      #expect(chain.attachedMemberCount == 2)
     }
 
     @Test func deadPlainMembersDoNotKeepAChainWithoutSendersAlive() throws {

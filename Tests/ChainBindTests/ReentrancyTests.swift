@@ -1,6 +1,5 @@
+import ChainBind
 import Testing
-
-@testable import ChainBind
 
 // Docs/Semantics.md, "Re-entrancy": no echoes, no recursion; changes made while a chain delivers
 // are queued; user code never runs under a lock.

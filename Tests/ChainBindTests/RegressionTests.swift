@@ -1,6 +1,5 @@
+@_spi(Testing) import ChainBind
 import Testing
-
-@testable import ChainBind
 
 // Focused tests for bugs found while building ChainBind, one per bug, named after the behaviour
 // that was wrong.
@@ -127,11 +126,11 @@ private final class DeinitAction {
       let gone = Plain()
       chain.out(gone, \.int)
     }
-    #expect(chain.core.snapshotMembers().count == 2)
+    #expect(chain.attachedMemberCount == 2)
 
     chain.out(Plain(), \.double, convert: { Double($0) })
 
-    #expect(chain.core.snapshotMembers().count == 2)
+    #expect(chain.attachedMemberCount == 2)
   }
 
   @Test func aChainWithoutSendersSurvivesTheDeathOfOneOfItsMembers() {
@@ -299,9 +298,7 @@ private final class DeinitAction {
       // Queued behind the change being delivered, then rejected and reverted: the queue's copy
       // is its last reference. Its deinit must run after the chain unlocked.
       cell.payload = Payload(reject: true) {
-        let isFree = chain.core.lock.tryLock()
-        if isFree { chain.core.lock.unlock() }
-        lockHeldAtRelease = !isFree
+        lockHeldAtRelease = chain.isLocked
       }
     }
     armed = true

@@ -1,8 +1,7 @@
+@_spi(Testing) import ChainBind
 import Dispatch
 import Foundation
 import Testing
-
-@testable import ChainBind
 
 // Docs/Semantics.md, "Threading" under load: many threads binding, changing their own chains,
 // unbinding, releasing objects that other threads' chains hold weakly, and sinks that bind and
@@ -78,13 +77,13 @@ private let rounds = 150
 
 @Suite struct StressTests {
   @Test func threadsBindChangeUnbindAndReleaseEachOthersObjects() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let exchange = Exchange<Plain>()
     let tracked = WeakSet()
     let failures = FailureLog()
 
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         for round in 0..<rounds {
           let model = Model()
           let mine = Plain()
@@ -122,12 +121,12 @@ private let rounds = 150
   }
 
   @Test func sinksBindAndUnbindOtherChainsOnManyThreads() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let tracked = WeakSet()
     let failures = FailureLog()
 
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
-      Registry.$scoped.withValue(registry) {
+      registry.withScope {
         let source = Model()
         let target = Plain()
         tracked.add(source)
@@ -161,12 +160,12 @@ private let rounds = 150
   }
 
   @Test func objectsReleasedOnOtherThreadsLeaveTheirChains() {
-    let registry = Registry()
+    let registry = ScopedRegistry()
     let models = Exchange<Model>()
     let tracked = WeakSet()
     let sharedTarget = Plain()
 
-    Registry.$scoped.withValue(registry) {
+    registry.withScope {
       for _ in 0..<(workers * rounds) {
         let model = Model()
         tracked.add(model)

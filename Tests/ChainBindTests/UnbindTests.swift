@@ -1,6 +1,5 @@
+@_spi(Testing) import ChainBind
 import Testing
-
-@testable import ChainBind
 
 // Docs/Semantics.md, "Lifetime": unbinding an object, one property or a whole chain.
 

@@ -1,6 +1,5 @@
+import ChainBind
 import Testing
-
-@testable import ChainBind
 
 // Every member is written by a thunk specialized where it was added, in which the key-path
 // literal folds into a direct access. These tests pin that such writes behave like key-path

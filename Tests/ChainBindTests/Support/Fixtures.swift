@@ -1,6 +1,5 @@
+@_spi(Testing) import ChainBind
 import Testing
-
-@testable import ChainBind
 
 // Shared test objects. Each counts its writes, so tests can prove that something did not happen.
 
@@ -101,5 +100,5 @@ final class ErrorLog {
 /// `Bind.activeChainCount` then counts only the chains `body` makes, even while other tests run
 /// in parallel. Objects bound inside must not be bound again outside.
 func withIsolatedRegistry<Result>(_ body: () throws -> Result) rethrows -> Result {
-  try Registry.$scoped.withValue(Registry()) { try body() }
+  try ScopedRegistry().withScope { try body() }
 }

@@ -1,0 +1,42 @@
+// Entry points for ChainBind's own tests, out of the public API: `@_spi(Testing) import ChainBind`.
+
+/// A registry of chains of its own, so that a test's counts stay exact while other tests bind.
+///
+/// ```swift
+/// let registry = ScopedRegistry()
+/// registry.withScope { Bind.inout(model, \.int) }
+/// registry.activeChainCount   // 1
+/// ```
+@_spi(Testing)
+public final class ScopedRegistry: Sendable {
+  let registry = Registry()
+
+  /// Creates an empty registry.
+  public init() {}
+
+  /// The number of chains alive in this registry.
+  public var activeChainCount: Int { registry.activeChainCount }
+
+  /// Runs `body` with this registry in place of the process-wide one, on this task or thread.
+  ///
+  /// - Parameter body: The code that binds and unbinds.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws.
+  public func withScope<Result>(_ body: () throws -> Result) rethrows -> Result {
+    try Registry.$scoped.withValue(registry, operation: body)
+  }
+}
+
+extension Chain {
+  /// The members the chain holds right now, without pruning dead ones first.
+  @_spi(Testing)
+  public var attachedMemberCount: Int { core.snapshotMembers().count }
+
+  /// Whether the chain's lock is held right now (by another thread, or by the caller's stack).
+  @_spi(Testing)
+  public var isLocked: Bool {
+    let isFree = core.lock.tryLock()
+    if isFree { core.lock.unlock() }
+    return !isFree
+  }
+}
