@@ -37,7 +37,7 @@ public enum Bind {
     Chain(
       core: ChainCore.makeHead(
         object, keyPath(), role: .inout, source: .property,
-        thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity)))
+        thunks: .writable(keyPath, sends: true)))
   }
 
   /// Starts a chain from a property that only sends, or joins the chain it is in.
@@ -62,7 +62,7 @@ public enum Bind {
     Chain(
       core: ChainCore.makeHead(
         object, keyPath(), role: .in, source: .property,
-        thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity)))
+        thunks: .readable(keyPath)))
   }
 
   /// Starts a chain from a control's property that sends when the control sends `event`, and
@@ -89,7 +89,7 @@ public enum Bind {
       core: ChainCore.makeHead(
         control, keyPath(), role: .inout, source: .subscribing(control, event),
         thunks: .writable(
-          keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)))
+          keyPath, sends: true, isControl: true)))
   }
 
   /// Starts a chain from a control's property that only sends, when the control sends `event`.
@@ -113,8 +113,7 @@ public enum Bind {
     Chain(
       core: ChainCore.makeHead(
         control, keyPath(), role: .in, source: .subscribing(control, event),
-        thunks: .readable(
-          keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)))
+        thunks: .readable(keyPath, isControl: true)))
   }
 
   /// Removes every membership of an object, in whatever chains.

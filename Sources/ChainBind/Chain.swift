@@ -88,7 +88,7 @@ public struct Chain<Value> {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
-      thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity))
+      thunks: .writable(keyPath, sends: true))
     return self
   }
 
@@ -113,7 +113,7 @@ public struct Chain<Value> {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
-      thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity))
+      thunks: .readable(keyPath))
     return self
   }
 
@@ -135,7 +135,7 @@ public struct Chain<Value> {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
-      thunks: .writable(keyPath, convert: Convert.identity, back: nil))
+      thunks: .writable(keyPath, sends: false))
     return self
   }
 
@@ -159,7 +159,7 @@ public struct Chain<Value> {
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
-      thunks: .writable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)
+      thunks: .writable(keyPath, sends: true, isControl: true)
     )
     return self
   }
@@ -184,7 +184,7 @@ public struct Chain<Value> {
   ) -> Chain {
     core.add(
       control, keyPath(), role: .in, source: .subscribing(control, event),
-      thunks: .readable(keyPath, convert: Convert.identity, back: Convert.identity, isControl: true)
+      thunks: .readable(keyPath, isControl: true)
     )
     return self
   }

@@ -7,14 +7,17 @@ extension ChainCore {
   enum Source {
     // Probe for @Bound storage (and install a token there).
     case property
-    // A control bound with `on:`: subscribe the member to the event.
-    case control((Member) -> Void)
+    // A control bound with `on:`: subscribe the member to the event, with what reads and sends
+    // the property.
+    case control((Member, SendThunk?) -> Void)
 
     @inlinable
     static func subscribing<Control: ControlEventSource>(
       _ control: Control, _ event: Control.Event
     ) -> Self {
-      .control { [weak control] member in control?.controlEvents.subscribe(member, to: event) }
+      .control { [weak control] member, send in
+        control?.controlEvents.subscribe(member, to: event, send: send)
+      }
     }
   }
 
@@ -82,8 +85,7 @@ extension ChainCore {
     case .control: isObservable = true
     }
     let member = Member(
-      object: object, keyPath: keyPath, chain: self, role: role, write: thunks.write,
-      sendCurrent: thunks.sendCurrent)
+      object: object, keyPath: keyPath, chain: self, role: role, write: thunks.write)
     member.storageKeyPath = probe?.storageKeyPath
     if role.sends && !isObservable {
       // Reported at bind time; the member still receives when it can.
@@ -104,7 +106,7 @@ extension ChainCore {
       return
     }
     if case .control(let subscribe) = source {
-      subscribe(member)
+      subscribe(member, thunks.sendCurrent)
     } else {
       trackControl(object, member: member)
     }

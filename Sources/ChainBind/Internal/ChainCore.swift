@@ -123,9 +123,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @exclusivity(unchecked) private var queue: ContiguousArray<PendingChange<Value>> = []
   // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
   // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
-  @exclusivity(unchecked) private var filterCount = 0
-  @exclusivity(unchecked) private var sinkCount = 0
-  @exclusivity(unchecked) private var queuedCount = 0
+  @exclusivity(unchecked) private var filterCount: Int32 = 0
+  @exclusivity(unchecked) private var sinkCount: Int32 = 0
+  @exclusivity(unchecked) private var queuedCount: Int32 = 0
   @exclusivity(unchecked) private var isDelivering = false
 
   init(registry: Registry, code: ChainCode, current: Value) {
@@ -169,7 +169,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         replaced?.markRemoved()
       }
       sinks.append(sink)
-      sinkCount = sinks.count
+      sinkCount = Int32(sinks.count)
       return (current, replaced)
     }
   }
@@ -178,7 +178,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     lock.run {
       guard let index = sinks.firstIndex(where: { $0.key == key }) else { return nil }
       let removed = sinks.remove(at: index)
-      sinkCount = sinks.count
+      sinkCount = Int32(sinks.count)
       removed.markRemoved()
       return removed
     }

@@ -27,14 +27,13 @@ final class Member: @unchecked Sendable {
   @usableFromInline let chain: AnyChain
   // Writes a chain value into the property; nil when the member cannot receive.
   let write: WriteThunk?
-  // Reads the property and sends it: a control's member, when its event fires.
-  let sendCurrent: SendThunk?
   // The `@Bound` storage found when binding: names the member in messages.
   @exclusivity(unchecked) var storageKeyPath: AnyKeyPath?
   @exclusivity(unchecked) var nextInObject: Member?
   // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
-  // the delivering thread, which must not overwrite a member's newer, queued value.
-  let pendingChanges = Atomic<Int>(0)
+  // the delivering thread, which must not overwrite a member's newer, queued value. With the
+  // byte-sized fields below, one word.
+  let pendingChanges = Atomic<Int32>(0)
   @usableFromInline @exclusivity(unchecked) var role: MemberRole
   // Set while the chain writes this member: the member's own notification of that write is not
   // a change (no echo). A `@Bound` setter notifies once and that clears the flag, so a setter
@@ -45,7 +44,7 @@ final class Member: @unchecked Sendable {
 
   init(
     object: AnyObject, keyPath: AnyKeyPath, chain: AnyChain, role: MemberRole,
-    write: WriteThunk?, sendCurrent: SendThunk?
+    write: WriteThunk?
   ) {
     self.object = object
     self.objectID = ObjectIdentifier(object)
@@ -53,7 +52,6 @@ final class Member: @unchecked Sendable {
     self.chain = chain
     self.role = role
     self.write = write
-    self.sendCurrent = sendCurrent
   }
 
   @inlinable var isAttached: Bool { attached.load(ordering: .acquiring) }
@@ -74,10 +72,11 @@ final class Member: @unchecked Sendable {
     BindingError(chain: chain.code, member: label.description, cause: cause)
   }
 
-  // A control this member is subscribed to sent the member's event.
-  func controlEventDidFire() {
-    guard !isWriting, isSending, let sendCurrent, let object else { return }
-    sendCurrent(object, self)
+  // A control this member is subscribed to sent the member's event; `send` reads the property
+  // and sends it.
+  func controlEventDidFire(_ send: SendThunk) {
+    guard !isWriting, isSending, let object else { return }
+    send(object, self)
   }
 
   // Called by a thunk whose conversion failed: `value` did not convert from `from` to `to`.

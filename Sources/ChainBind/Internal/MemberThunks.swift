@@ -68,14 +68,23 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
         member.conversionFailed(value, from: Value.self, to: Target.self, back: false)
         return
       }
-      let object = unsafeDowncast(object, to: Object.self)
-      var current = object[keyPath: keyPath]
-      if bindIsEqual(&current, &converted) { return }
-      guard member.canWrite else { return }
-      member.isWriting = true
-      object[keyPath: keyPath] = converted
-      member.isWriting = false
+      store(&converted, at: keyPath, in: unsafeDowncast(object, to: Object.self), member)
     }
+  }
+
+  // Writes `value` unless the property already holds an equal one.
+  @inlinable
+  @inline(__always)
+  static func store(
+    _ value: inout Target, at keyPath: ReferenceWritableKeyPath<Object, Target>,
+    in object: Object, _ member: Member
+  ) {
+    var current = object[keyPath: keyPath]
+    if bindIsEqual(&current, &value) { return }
+    guard member.canWrite else { return }
+    member.isWriting = true
+    object[keyPath: keyPath] = value
+    member.isWriting = false
   }
 
   @inlinable
@@ -87,10 +96,16 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
         member.conversionFailed(target, from: Target.self, to: Value.self, back: true)
         return
       }
-      // The member holds its chain: no retain of its own.
-      Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
-        unsafeDowncast($0, to: ChainCore<Value>.self).deliver(from: member, value)
-      }
+      deliver(value, from: member)
+    }
+  }
+
+  @inlinable
+  @inline(__always)
+  static func deliver(_ value: Value, from member: Member) {
+    // The member holds its chain: no retain of its own.
+    Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
+      unsafeDowncast($0, to: ChainCore<Value>.self).deliver(from: member, value)
     }
   }
 
@@ -103,13 +118,50 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   }
 }
 
+// A member of the chain's own type: nothing to convert, so the closures capture only the key
+// path, or nothing at all (no context to allocate).
+extension MemberThunks where Target == Value {
+  @inlinable
+  @inline(__always)
+  static func writable(
+    _ keyPath: () -> ReferenceWritableKeyPath<Object, Value>, sends: Bool, isControl: Bool = false
+  ) -> Self {
+    let send = sends ? sender : nil
+    return Self(
+      write: writer(keyPath()), send: send,
+      sendCurrent: isControl ? send.map { reader(keyPath(), $0) } : nil)
+  }
+
+  @inlinable
+  @inline(__always)
+  static func readable(_ keyPath: () -> KeyPath<Object, Value>, isControl: Bool = false) -> Self {
+    let writable = keyPath() as? ReferenceWritableKeyPath<Object, Value>
+    return Self(
+      write: writable.map { writer($0) }, send: sender,
+      sendCurrent: isControl ? reader(keyPath(), sender) : nil)
+  }
+
+  @inlinable
+  @inline(__always)
+  static func writer(_ keyPath: ReferenceWritableKeyPath<Object, Value>) -> WriteThunk {
+    { object, value, member in
+      var value = value.assumingMemoryBound(to: Value.self).pointee
+      store(&value, at: keyPath, in: unsafeDowncast(object, to: Object.self), member)
+    }
+  }
+
+  @inlinable
+  static var sender: (Value, Member) -> Void {
+    { value, member in
+      guard member.isSending else { return }
+      deliver(value, from: member)
+    }
+  }
+}
+
 // The conversions, as closures for `MemberThunks` (Docs/Semantics.md, "Conversion").
 @usableFromInline
 enum Convert {
-  @inlinable
-  @inline(__always)
-  static func identity<Value>(_ value: Value) -> Value? { value }
-
   @inlinable
   @inline(__always)
   static func automatic<Source: BindConvertible, Target: BindConvertible>(
