@@ -2,8 +2,10 @@ import Benchmark
 import ChainBind
 import Observation
 import OpenCombine
+import Synchronization
 
-// set → 1 out, set → 8 outs, Int → String, two-way pair, filter + convert.
+// set → 1 out, set → 8 outs, Int → String, two-way pair, filter + convert; and read, the cost of
+// reading a source property (no chain delivers anything).
 
 func updateBenchmarks() {
   setOneOut()
@@ -11,6 +13,7 @@ func updateBenchmarks() {
   setConverted()
   twoWay()
   filterConvert()
+  read()
 }
 
 private func setOneOut() {
@@ -283,5 +286,66 @@ private func filterConvert() {
       s.1.pump()
     }
     blackHole(target)
+  }
+}
+
+private func read() {
+  // One operation is one read of the model's `Int`, added to a sum. Summing alone would let the
+  // optimizer read a plain property once for the whole loop; an acquiring fence before each read
+  // (a compiler barrier on x86, no instruction) forbids that, for every peer alike.
+  Benchmark("read: floor (plain stored property)", configuration: config()) { b in
+    let model = HandModel()
+    var sum = 0
+    measure(b, model) { m, _ in
+      atomicMemoryFence(ordering: .acquiring)
+      sum &+= m.value
+    }
+    blackHole(sum)
+  }
+  Benchmark("read: ChainBind", configuration: config()) { b in
+    // Bound, as the sources of the update scenarios are.
+    let model = BoundModel()
+    let target = Target()
+    let chain = Bind.inout(model, \.value).out(target, \.value)
+    var sum = 0
+    measure(b, model) { m, _ in
+      atomicMemoryFence(ordering: .acquiring)
+      sum &+= m.value
+    }
+    blackHole((sum, target, chain))
+  }
+  Benchmark("read: OpenCombine @Published", configuration: config()) { b in
+    let model = PublishedModel()
+    let target = Target()
+    let c = model.$value.sink { [weak target] in target?.value = $0 }
+    var sum = 0
+    measure(b, model) { m, _ in
+      atomicMemoryFence(ordering: .acquiring)
+      sum &+= m.value
+    }
+    blackHole((sum, target, c))
+  }
+  Benchmark("read: OpenCombine CurrentValueSubject", configuration: config()) { b in
+    let subject = CurrentValueSubject<Int, Never>(0)
+    let target = Target()
+    let c = subject.assign(to: \.value, on: target)
+    var sum = 0
+    measure(b, subject) { s, _ in
+      atomicMemoryFence(ordering: .acquiring)
+      sum &+= s.value
+    }
+    blackHole((sum, target, c))
+  }
+  Benchmark("read: Observation", configuration: config()) { b in
+    // Outside any tracking, as a read by ordinary code is; the model is observed.
+    let model = ObservedModel()
+    let target = Target()
+    let link = ObservationLink(model) { [weak target] in target?.value = $0 }
+    var sum = 0
+    measure(b, model) { m, _ in
+      atomicMemoryFence(ordering: .acquiring)
+      sum &+= m.value
+    }
+    blackHole((sum, target, link))
   }
 }

@@ -1,19 +1,27 @@
 // A plain executable for profiling ChainBind under valgrind (no benchmark harness, no
-// interposer).
+// interposer). Every `floor…` mode is the hand-written peer of the mode it follows.
 //   HotPathProfile chainbind|scale|floor [N]   `set → 1 out` N times (scale: with 100 000 other
-//                                               live chains; floor: the hand-written peer)
-//   HotPathProfile string [N]                  `set → 1 out` N times, Int → String
+//                                               live chains; floor: the hand-written peer, a
+//                                               `didSet` calling a closure with a weak target)
+//   HotPathProfile string|floorstring [N]      `set → 1 out` N times, Int → String (floorstring:
+//                                               the closure writes `String(value)`)
 //   HotPathProfile double [N]                  `set → 1 out` N times, Int → Double
 //   HotPathProfile filter [N]                  `set → 1 out` N times through a filter and a
 //                                               convert closure (Int → String)
 //   HotPathProfile sink [N]                    N sets of a chain with one sink, no members
-//   HotPathProfile twoway [N]                  N sets alternating between the two `@Bound`
-//                                               ends of a two-way pair
+//   HotPathProfile twoway|floortwoway [N]      N sets alternating between the two `@Bound`
+//                                               ends of a two-way pair (floortwoway: two
+//                                               `didSet` models writing each other weakly,
+//                                               with an echo guard)
+//   HotPathProfile boundread|floorread [N]     N reads, summed, of a bound `@Bound` Int property
+//                                               (floorread: of a plain stored Int property)
 //   HotPathProfile churn [N]                   N cycles of: make a source and a target, bind
 //                                               them, release both (auto-unbind)
 //   HotPathProfile memory [N]                  binds N chains and exits with them all alive,
 //                                               for valgrind's per-allocation-site report
+// An unknown mode prints the list of modes and exits with status 2.
 import ChainBind
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -29,6 +37,10 @@ final class HandModel {
 final class Target { var value = 0 }
 final class TextTarget { var text = "" }
 final class NumberTarget { var number = 0.0 }
+/// The read floor's object: a plain stored property, never bound.
+final class PlainModel { var value = 0 }
+/// The hand-written two-way pair's guard against echoes.
+final class EchoGuard { var isForwarding = false }
 
 @inline(never) func consume(_ x: Int) { if x == -1 { print(x) } }
 
@@ -43,16 +55,87 @@ final class NumberTarget { var number = 0.0 }
 @inline(never) func setRepeatedly(_ model: HandModel, _ n: Int) {
   for i in 0..<n { model.value = i }
 }
+@inline(never) func setAlternately(_ left: HandModel, _ right: HandModel, _ n: Int) {
+  for i in 0..<n {
+    if i & 1 == 0 { left.value = i } else { right.value = i }
+  }
+}
+// The floors' observers. They are made here and not in top-level code, which is @MainActor in
+// Swift 6: a closure formed there checks on every call that it runs on the main executor (about
+// 110 instructions), which the hand-written code of a library's user does not pay.
+func observe(_ model: HandModel, writingTo target: Target) {
+  model.observers.append { [weak target] in target?.value = $0 }
+}
+func observe(_ model: HandModel, writingTextTo text: TextTarget) {
+  model.observers.append { [weak text] in text?.text = String($0) }
+}
+func pair(_ left: HandModel, _ right: HandModel) {
+  let echo = EchoGuard()
+  left.observers.append { [weak right, echo] v in
+    guard !echo.isForwarding else { return }
+    echo.isForwarding = true
+    right?.value = v
+    echo.isForwarding = false
+  }
+  right.observers.append { [weak left, echo] v in
+    guard !echo.isForwarding else { return }
+    echo.isForwarding = true
+    left?.value = v
+    echo.isForwarding = false
+  }
+}
+
+// The reads, summed into the result so that none of them is dropped. Summing is not enough for a
+// plain property: its load is hoisted out of the loop and the sum becomes one multiplication. An
+// acquiring fence before each read forbids that; on x86 it is a compiler barrier (no instruction),
+// and both loops have it.
+@inline(never) func readRepeatedly(_ model: Model, _ n: Int) -> Int {
+  var sum = 0
+  for _ in 0..<n {
+    atomicMemoryFence(ordering: .acquiring)
+    sum &+= model.value
+  }
+  return sum
+}
+@inline(never) func readRepeatedly(_ model: PlainModel, _ n: Int) -> Int {
+  var sum = 0
+  for _ in 0..<n {
+    atomicMemoryFence(ordering: .acquiring)
+    sum &+= model.value
+  }
+  return sum
+}
 
 let args = CommandLine.arguments
 let kind = args.count > 1 ? args[1] : "chainbind"
 let n = args.count > 2 ? Int(args[2]) ?? 100_000 : 100_000
 let target = Target()
 switch kind {
+case "chainbind", "scale":
+  // "scale": 100 000 unrelated live chains first.
+  var others: [(Model, Target, Chain<Int>)] = []
+  if kind == "scale" {
+    for _ in 0..<100_000 {
+      let m = Model()
+      let t = Target()
+      others.append((m, t, Bind.inout(m, \.value).out(t, \.value)))
+    }
+  }
+  let model = Model()
+  let chain = Bind.inout(model, \.value).out(target, \.value)
+  setRepeatedly(model, n)
+  consume(chain.memberCount)
+  consume(others.count)
 case "floor":
   let model = HandModel()
-  model.observers.append { [weak target] in target?.value = $0 }
+  observe(model, writingTo: target)
   setRepeatedly(model, n)
+case "floorstring":
+  let model = HandModel()
+  let text = TextTarget()
+  observe(model, writingTextTo: text)
+  setRepeatedly(model, n)
+  consume(text.text.count)
 case "string":
   let model = Model()
   let text = TextTarget()
@@ -85,6 +168,22 @@ case "twoway":
   let pair = Bind.inout(left, \.value).inout(right, \.value)
   setAlternately(left, right, n)
   consume(pair.memberCount + right.value)
+case "floortwoway":
+  let left = HandModel()
+  let right = HandModel()
+  pair(left, right)
+  setAlternately(left, right, n)
+  consume(left.value + right.value)
+case "boundread":
+  // The property is bound, as the sources of the other modes are.
+  let model = Model()
+  let chain = Bind.inout(model, \.value).out(target, \.value)
+  model.value = 1
+  consume(readRepeatedly(model, n) + chain.memberCount)
+case "floorread":
+  let model = PlainModel()
+  model.value = 1
+  consume(readRepeatedly(model, n))
 case "churn":
   for _ in 0..<n {
     let model = Model()
@@ -104,19 +203,11 @@ case "memory":
   consume(pairs.count + chains.count)
   exit(0)
 default:
-  // "scale": 100 000 unrelated live chains first.
-  var others: [(Model, Target, Chain<Int>)] = []
-  if kind == "scale" {
-    for _ in 0..<100_000 {
-      let m = Model()
-      let t = Target()
-      others.append((m, t, Bind.inout(m, \.value).out(t, \.value)))
-    }
-  }
-  let model = Model()
-  let chain = Bind.inout(model, \.value).out(target, \.value)
-  setRepeatedly(model, n)
-  consume(chain.memberCount)
-  consume(others.count)
+  let modes = [
+    "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
+    "floortwoway", "boundread", "floorread", "churn", "memory",
+  ]
+  print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
+  exit(2)
 }
 consume(target.value)

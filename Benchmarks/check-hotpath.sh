@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The hot-path gate of CI (.ci/run), on Profile/'s HotPathProfile under valgrind:
+#  1. No allocation per operation: every mode but churn, memory and scale, run with N = 1 000 and
+#     N = 2 000 under memcheck, allocates the same number of blocks (Docs/Semantics.md, "Threading").
+#  2. No instruction regression: the callgrind instructions per operation of the main modes,
+#     measured as profile.sh does, are at most 10 % above Benchmarks/hotpath-baseline.txt.
+# Every check prints one line; the script exits 1 at the end if any failed. Without valgrind it
+# prints so and exits 0.
+#
+# Usage: Benchmarks/check-hotpath.sh            the checks
+#        Benchmarks/check-hotpath.sh --update   measures the main modes and rewrites the baseline
+#                                               (no checks); commit it with the intended change
+# Builds into Profile/.build, or $BENCH_SCRATCH_PATH (relative to Profile/).
+set -euo pipefail
+shopt -s inherit_errexit
+
+update=false
+case "${1:-}" in
+  "") ;;
+  --update) update=true ;;
+  *)
+    echo "usage: $0 [--update]" >&2
+    exit 2
+    ;;
+esac
+
+if ! command -v valgrind >/dev/null; then
+  echo "check-hotpath: valgrind not found: allocation and instruction checks skipped"
+  exit 0
+fi
+
+# shellcheck source=hotpath-lib.sh
+source "$(dirname "$0")/hotpath-lib.sh"
+baseline="$hotpath_dir/hotpath-baseline.txt"
+allocation_modes=(chainbind floor string floorstring double filter sink twoway floortwoway
+  boundread floorread)
+instruction_modes=(chainbind string double filter sink twoway boundread)
+# Instruction counts depend on the toolchain, the C library and valgrind: the baseline records
+# them, and a different setup gets a warning (not a failure).
+setup="$(swift --version 2>/dev/null | head -n 1); $(uname -m); $(valgrind --version)"
+failures=()
+instructions_failed=false
+
+hotpath_build
+
+if $update; then
+  {
+    echo "# HotPathProfile: callgrind instructions per operation, the baseline of"
+    echo "# Benchmarks/check-hotpath.sh, which fails when a mode costs more than 10 % above it."
+    echo "# Update it in the same commit as an intended change of these costs:"
+    echo "#   Benchmarks/check-hotpath.sh --update"
+    echo "# Format: one \`mode instructions\` pair per line; \`#\` starts a comment."
+    echo "# setup: $setup"
+    for mode in "${instruction_modes[@]}"; do
+      echo "$mode $(hotpath_per_op "$(hotpath_cost "$mode")")"
+    done
+  } >"$hotpath_out/baseline"
+  mv "$hotpath_out/baseline" "$baseline"
+  grep -v '^#' "$baseline" | sed 's/^\([^ ]*\) \(.*\)/\1: \2 instructions\/op/'
+  echo "check-hotpath: wrote $baseline"
+  exit 0
+fi
+
+echo "== no allocation per operation (memcheck, N = 1 000 and 2 000)"
+for mode in "${allocation_modes[@]}"; do
+  fewer=$(hotpath_allocations "$mode" 1000)
+  more=$(hotpath_allocations "$mode" 2000)
+  if [ "$fewer" = "$more" ]; then
+    echo "$mode: $fewer allocations for N = 1 000 and N = 2 000: none per operation"
+  else
+    echo "$mode: $fewer allocations for N = 1 000, $more for N = 2 000: FAILED," \
+      "$(hotpath_ratio $((more - fewer)) 1000) per operation"
+    failures+=("$mode allocates per operation")
+  fi
+done
+
+echo "== instructions per operation (callgrind) against $(basename "$baseline") (+10 % at most)"
+declare -A baselines=()
+if [ -f "$baseline" ]; then
+  while read -r mode count _; do
+    [ -n "$mode" ] && baselines[$mode]=$count
+  done < <(sed -e 's/#.*//' "$baseline")
+  recorded=$(sed -n 's/^# setup: //p' "$baseline")
+  if [ -n "$recorded" ] && [ "$recorded" != "$setup" ]; then
+    echo "warning: the baseline was measured with: $recorded"
+    echo "warning: this is: $setup (counts may differ for that reason alone)"
+  fi
+else
+  echo "no baseline file; make one with: Benchmarks/check-hotpath.sh --update"
+fi
+for mode in "${instruction_modes[@]}"; do
+  count=$(hotpath_per_op "$(hotpath_cost "$mode")")
+  reference=${baselines[$mode]:-}
+  if [ -z "$reference" ]; then
+    echo "$mode: $count instructions/op (no baseline): FAILED"
+    failures+=("$mode has no baseline")
+    continue
+  fi
+  change=$(awk -v c="$count" -v b="$reference" \
+    'BEGIN { p = sprintf("%+.1f", (c - b) * 100 / b); print (p == "-0.0" ? "+0.0" : p) }')
+  if [ $((count * 10)) -gt $((reference * 11)) ]; then
+    echo "$mode: $count instructions/op (baseline $reference, $change %): FAILED"
+    failures+=("$mode costs $change % instructions")
+    instructions_failed=true
+  else
+    echo "$mode: $count instructions/op (baseline $reference, $change %)"
+  fi
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "check-hotpath: ${#failures[@]} failed:" >&2
+  printf '  %s\n' "${failures[@]}" >&2
+  if $instructions_failed; then
+    echo "An intended change of the instruction counts: Benchmarks/check-hotpath.sh --update," \
+      "in the same commit." >&2
+  fi
+  exit 1
+fi
+echo "check-hotpath: all passed"
