@@ -5,7 +5,8 @@ import Synchronization
 /// Mark any stored property of a class `@Bound` to start chains from it or to bind it as an
 /// `in` or `inout` member. Sets notify synchronously, on the thread that sets, and every set
 /// counts, even of an equal value (as with KVO). An unbound property costs one optional
-/// pointer beside its value and one `nil` check per set.
+/// pointer beside its value and one `nil` check per set; a read of any `@Bound` property costs one
+/// relaxed atomic load more than a read of a plain stored property.
 ///
 /// ```swift
 /// final class Lottery {

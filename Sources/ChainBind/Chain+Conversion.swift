@@ -168,7 +168,7 @@ extension Chain where Value == Bool {
   /// Adds a Boolean member that sends and receives, negated both ways when `negated` is `true`.
   ///
   /// ```swift
-  /// Bind.inout(settings, \.isMuted).inout(soundSwitch, \.isOn, on: .valueChanged, negated: true)
+  /// Bind.inout(settings, \.isMuted).inout(preferences, \.isSoundOn, negated: true)
   /// ```
   ///
   /// - Parameters:

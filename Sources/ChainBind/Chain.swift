@@ -19,6 +19,11 @@
 /// - A member already holding an equal value is not written; the member that made the change is
 ///   never written back; a change made while the chain is delivering is queued, never recursive.
 /// - The chain holds its members' objects weakly and its sinks strongly.
+///
+/// The member-adding methods take their key path as an autoclosure and are inlined where you
+/// call them: the key-path literal then compiles into a direct access to the property. The key
+/// path is evaluated more than once, so a key path whose subscript arguments are computed by a
+/// call (`\.items[index()]`) makes that call more than once.
 public struct Chain<Value> {
   @usableFromInline let core: ChainCore<Value>
 
@@ -30,7 +35,8 @@ public struct Chain<Value> {
   /// The chain's identity, shared by every handle to it.
   public var code: ChainCode { core.code }
 
-  /// Whether the chain is alive: `false` once unbound or once its last sending member is gone.
+  /// Whether the chain is alive: `false` once unbound, once its last sending member is gone, or
+  /// once no member at all is left.
   ///
   /// ```swift
   /// let chain = Bind.inout(model, \.value)
@@ -247,6 +253,9 @@ public struct Chain<Value> {
 
   /// Adds a member that only sends, through a conversion into the chain's type.
   ///
+  /// Having no conversion from the chain's type, the member is never written, not even to revert
+  /// a change of its own that a filter rejected.
+  ///
   /// ```swift
   /// Bind.inout(model, \.count).in(form, \.countText, back: { Int($0) })
   /// ```
@@ -299,6 +308,9 @@ public struct Chain<Value> {
   }
 
   /// Adds a control's property that only sends, on `event`, through a conversion.
+  ///
+  /// Having no conversion from the chain's type, the property is never written, not even to
+  /// revert a change of its own that a filter rejected.
   ///
   /// ```swift
   /// Bind.inout(model, \.count).in(field, \.text, on: .editingDidEnd, back: { Int($0) })

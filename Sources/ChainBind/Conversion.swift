@@ -94,7 +94,7 @@ extension Double: BindConvertible {
   public var bindPrimitive: BindPrimitive { .double(self) }
 
   /// Creates a double from a number, from `true`/`false` as `1`/`0`, or from a string that is a
-  /// whole number after trimming whitespace.
+  /// number after trimming whitespace (as `Double(_:)` or `Float(_:)` parses it: `0.5`, `1e3`).
   ///
   /// ```swift
   /// Double(bindPrimitive: .string("0.5"))   // 0.5
@@ -123,7 +123,7 @@ extension Float: BindConvertible {
   public var bindPrimitive: BindPrimitive { .float(self) }
 
   /// Creates a float from a number, from `true`/`false` as `1`/`0`, or from a string that is a
-  /// whole number after trimming whitespace.
+  /// number after trimming whitespace (as `Double(_:)` or `Float(_:)` parses it: `0.5`, `1e3`).
   ///
   /// ```swift
   /// Float(bindPrimitive: .string("0.25"))   // 0.25

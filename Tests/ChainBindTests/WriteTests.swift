@@ -118,6 +118,28 @@ private final class DirectStepper: ControlEventSource {
     #expect(mirror.int == 5)
   }
 
+  @Test func keyPathValuesAndSubscriptsWorkLikeLiterals() {
+    let source = DirectSource()
+    let target = DirectTarget()
+    target.array = [0, 0, 0]
+    let intPath: ReferenceWritableKeyPath<DirectTarget, Int> = \.int
+    let sourcePath: ReferenceWritableKeyPath<DirectSource, Int> = \.int
+    var index = 1
+    let chain = Bind.inout(source, sourcePath)
+      .out(target, intPath)
+      .out(target, \.array[index])
+    index = 2
+
+    source.int = 6
+
+    #expect(target.int == 6)
+    #expect(target.array == [0, 6, 0])
+    Bind.unbind(target, \.array[1])
+    source.int = 7
+    #expect(target.array == [0, 6, 0])
+    #expect(chain.memberCount == 2)
+  }
+
   @Test func aComputedPropertyIsWrittenThroughItsSetter() {
     let source = DirectSource()
     let target = DirectTarget()
