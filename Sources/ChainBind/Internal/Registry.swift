@@ -164,7 +164,7 @@ extension Registry {
       chains[chain.code.id] = nil
       garbage.chains.append(chain)
       let (members, userState) = chain.takeEverything()
-      garbage.userState.append(userState)
+      if let userState { garbage.userState.append(userState) }
       for member in members where member.isAttached {
         unlink(member)
         member.markDetached()
