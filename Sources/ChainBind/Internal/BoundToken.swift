@@ -7,8 +7,9 @@ import Synchronization
 // deallocated or its property is bound again; `isSending` then stops every change.
 @usableFromInline
 final class BoundToken<Value> {
-  // Set once, by the binding thread, before the member is published.
-  @usableFromInline var member: Member?
+  // Set once, by the binding thread, before the member is published: not checked for
+  // exclusive access at run time (the check would cost a fifth of a set).
+  @usableFromInline @exclusivity(unchecked) var member: Member?
   // nil when the member cannot send (an `out` member, or no `back:` conversion).
   @usableFromInline let send: ((Value, Member) -> Void)?
 
