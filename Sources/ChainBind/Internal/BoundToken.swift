@@ -43,7 +43,10 @@ let boundProbeGate = Atomic<Int>(0)
 @usableFromInline
 final class BoundProbe: @unchecked Sendable {
   // Used only by the thread that created it, inside `read`.
-  @TaskLocal static var current: BoundProbe?
+  private static let currentPointer = ThreadLocalPointer()
+  static var current: BoundProbe? {
+    currentPointer.value.map { Unmanaged<BoundProbe>.fromOpaque($0).takeUnretainedValue() }
+  }
 
   let objectID: ObjectIdentifier
   let keyPath: AnyKeyPath
@@ -73,7 +76,10 @@ final class BoundProbe: @unchecked Sendable {
     let probe = BoundProbe(objectID: ObjectIdentifier(object), keyPath: keyPath, token: token)
     boundProbeGate.add(1, ordering: .relaxed)
     defer { boundProbeGate.subtract(1, ordering: .relaxed) }
-    let value = $current.withValue(probe) { object[keyPath: keyPath] }
+    let outer = currentPointer.value
+    currentPointer.set(Unmanaged.passUnretained(probe).toOpaque())
+    defer { currentPointer.set(outer) }
+    let value = withExtendedLifetime(probe) { object[keyPath: keyPath] }
     if var stored = probe.inheritedStoredValue as? Target, Target.self is any Equatable.Type {
       var read = value
       if !bindIsEqual(&stored, &read) { probe.visits += 1 }

@@ -64,3 +64,24 @@ func writeToStandardError(_ line: String) {
     }
   }
 }
+
+// A pointer of each thread's own: the probe of the thread that is binding (BoundToken.swift).
+// A pthread key rather than a task-local value, which costs an allocation and a push and pop
+// per bind.
+struct ThreadLocalPointer: Sendable {
+  private let key: pthread_key_t
+
+  init() {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    self.key = key
+  }
+
+  var value: UnsafeMutableRawPointer? {
+    pthread_getspecific(key)
+  }
+
+  func set(_ value: UnsafeMutableRawPointer?) {
+    pthread_setspecific(key, value)
+  }
+}
