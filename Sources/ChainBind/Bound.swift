@@ -69,7 +69,9 @@ public struct Bound<Value> {
     // a read is a load plus one relaxed load of the probe gate.
     @inline(__always) get {
       if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0) {
-        BoundProbe.visit(instance, wrapped: wrappedKeyPath, storage: storageKeyPath)
+        BoundProbe.visit(
+          instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
+          bound: &instance[keyPath: storageKeyPath])
       }
       return instance[keyPath: storageKeyPath].value
     }

@@ -13,6 +13,7 @@ final class BoundToken<Value> {
   // nil when the member cannot send (an `out` member, or no `back:` conversion).
   @usableFromInline let send: ((Value, Member) -> Void)?
 
+  @usableFromInline
   init(send: ((Value, Member) -> Void)?) {
     self.send = send
   }
@@ -97,27 +98,29 @@ final class BoundProbe: @unchecked Sendable {
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
   // path. Passed as values, they were formed (and released) on every read, before the gate check.
+  // `bound` is the property's storage, reached by the getter directly (no key-path projection).
   @usableFromInline
   @inline(never)
   static func visit<EnclosingSelf: AnyObject, Value>(
     _ instance: EnclosingSelf,
     wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
-    storage storageKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>
+    storage storageKeyPath:
+      @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
+    bound: inout Bound<Value>
   ) {
     guard let probe = current, probe.objectID == ObjectIdentifier(instance) else { return }
-    let wrapped = wrappedKeyPath()
-    let storage = storageKeyPath()
     // The member's own property, or the same property reached through a subclass key path.
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
-    guard wrapped == probe.keyPath || isInherited else { return }
+    guard isInherited || wrappedKeyPath() == probe.keyPath else { return }
     probe.visits += 1
     guard probe.visits == 1, let token = probe.token as? BoundToken<Value> else { return }
-    let previous = instance[keyPath: storage].token
-    instance[keyPath: storage].token = token
+    let previous = bound.token
+    bound.token = token
     probe.replacedToken = previous
     probe.installed = true
+    let storage = storageKeyPath()
     probe.storageKeyPath = storage
-    if isInherited { probe.inheritedStoredValue = instance[keyPath: storage].value }
+    if isInherited { probe.inheritedStoredValue = bound.value }
     // Run only inside `read`, which holds the object: no weak reference, which would give the
     // object a side table and make every later retain and release of it slower.
     probe.undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }

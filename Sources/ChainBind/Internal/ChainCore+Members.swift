@@ -35,7 +35,7 @@ extension ChainCore {
       chain.add(object, keyPath, role: role, source: source, thunks: thunks)
       return chain
     }
-    let token = BoundToken(send: thunks.send)
+    let token = thunks.token
     let value: Value
     var probe: BoundProbe?
     switch source {
@@ -63,7 +63,7 @@ extension ChainCore {
       report(BindingError(chain: code, member: label.description, cause: .chainInactive))
       return
     }
-    let token = BoundToken(send: thunks.send)
+    let token = thunks.token
     var probe: BoundProbe?
     if case .property = source {
       probe = BoundProbe.read(object, keyPath, installing: token).probe

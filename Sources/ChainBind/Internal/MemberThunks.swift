@@ -17,6 +17,9 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   // Converts a value of the property and delivers it: a `@Bound` property's token calls it.
   @usableFromInline let send: ((Target, Member) -> Void)?
   @usableFromInline let sendCurrent: SendThunk?
+  // The token to install in the property's storage if it is `@Bound`. Made here, where its type
+  // is concrete: made in the library, it would look up its generic metadata at run time.
+  @usableFromInline let token: BoundToken<Target>
 
   @inlinable
   @inline(__always)
@@ -24,6 +27,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     self.write = write
     self.send = send
     self.sendCurrent = sendCurrent
+    self.token = BoundToken(send: send)
   }
 
   // A member that receives through `convert` and sends through `back`. `keyPath` is evaluated
