@@ -3,7 +3,8 @@
 #  1. No allocation per operation: every mode but churn, memory and scale, run with N = 1 000 and
 #     N = 2 000 under memcheck, allocates the same number of blocks (Docs/Semantics.md, "Threading").
 #  2. No instruction regression: the callgrind instructions per operation of the main modes,
-#     measured as profile.sh does, are at most 10 % above Benchmarks/hotpath-baseline.txt.
+#     measured as profile.sh does, are at most 10 % (or 3 instructions, whichever is more) above
+#     Benchmarks/hotpath-baseline.txt.
 # Every check prints one line; the script exits 1 at the end if any failed. Without valgrind it
 # prints so and exits 0.
 #
@@ -98,7 +99,9 @@ for mode in "${instruction_modes[@]}"; do
   fi
   change=$(awk -v c="$count" -v b="$reference" \
     'BEGIN { p = sprintf("%+.1f", (c - b) * 100 / b); print (p == "-0.0" ? "+0.0" : p) }')
-  if [ $((count * 10)) -gt $((reference * 11)) ]; then
+  # Counts move by an instruction or two between builds: a mode of a dozen instructions (a read)
+  # fails only when it also grew by more than 3.
+  if [ $((count * 10)) -gt $((reference * 11)) ] && [ $((count - reference)) -gt 3 ]; then
     echo "$mode: $count instructions/op (baseline $reference, $change %): FAILED"
     failures+=("$mode costs $change % instructions")
     instructions_failed=true
