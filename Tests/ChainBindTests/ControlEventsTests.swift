@@ -161,6 +161,17 @@ import Testing
       #expect(doubleChain.isActive)
     }
 
+    @Test func aControlBoundThroughANonControlTypeIsRemovedWhenDeallocated() {
+      let model = Model()
+      let chain = Bind.inout(model, \.string)
+      do {
+        let widget: Widget = TitledWidget()
+        chain.out(widget, \.title)
+        #expect(chain.attachedMemberCount == 2)
+      }
+      #expect(chain.attachedMemberCount == 1)
+    }
+
     @Test func controlDeallocationReleasesChainsItAloneSendsTo() throws {
       try withIsolatedRegistry {
         let textTarget = Plain()
@@ -182,4 +193,14 @@ import Testing
       }
     }
   }
+}
+
+/// A class that is not a control, and a subclass that is: bound through the base type.
+private class Widget {
+  var title = ""
+}
+
+private final class TitledWidget: Widget, ControlEventSource {
+  enum Event { case edited }
+  let controlEvents = ControlEvents<Event>()
 }

@@ -72,7 +72,8 @@ final class BoundProbe: @unchecked Sendable {
 
   // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
   static func read<Object: AnyObject, Target>(
-    _ object: Object, _ keyPath: KeyPath<Object, Target>, installing token: BoundToken<Target>?
+    _ object: Object, _ keyPath: KeyPath<Object, Target>, through read: (Object) -> Target,
+    installing token: BoundToken<Target>?
   ) -> (value: Target, probe: BoundProbe) {
     let probe = BoundProbe(objectID: ObjectIdentifier(object), keyPath: keyPath, token: token)
     boundProbeGate.add(1, ordering: .relaxed)
@@ -80,7 +81,7 @@ final class BoundProbe: @unchecked Sendable {
     let outer = currentPointer.value
     currentPointer.set(Unmanaged.passUnretained(probe).toOpaque())
     defer { currentPointer.set(outer) }
-    let value = withExtendedLifetime(probe) { object[keyPath: keyPath] }
+    let value = withExtendedLifetime(probe) { read(object) }
     if var stored = probe.inheritedStoredValue as? Target, Target.self is any Equatable.Type {
       var read = value
       if !bindIsEqual(&stored, &read) { probe.visits += 1 }

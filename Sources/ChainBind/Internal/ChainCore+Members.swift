@@ -39,8 +39,9 @@ extension ChainCore {
     let value: Value
     var probe: BoundProbe?
     switch source {
-    case .property: (value, probe) = BoundProbe.read(object, keyPath, installing: token)
-    case .control: value = object[keyPath: keyPath]
+    case .property:
+      (value, probe) = BoundProbe.read(object, keyPath, through: thunks.read, installing: token)
+    case .control: value = thunks.read(object)
     }
     let code = ChainCode(
       id: Registry.makeChainID(),
@@ -66,7 +67,7 @@ extension ChainCore {
     let token = thunks.token
     var probe: BoundProbe?
     if case .property = source {
-      probe = BoundProbe.read(object, keyPath, installing: token).probe
+      probe = BoundProbe.read(object, keyPath, through: thunks.read, installing: token).probe
     }
     pruneDeadMembers()
     attach(
@@ -107,7 +108,8 @@ extension ChainCore {
     }
     if case .control(let subscribe) = source {
       subscribe(member, thunks.sendCurrent)
-    } else {
+    } else if thunks.isControlObject || type(of: object) != Object.self {
+      // A subclass instance may be a control where its static type is not.
       trackControl(object, member: member)
     }
     // Initial sync; the head is where the current value came from.

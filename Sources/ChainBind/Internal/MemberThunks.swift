@@ -20,10 +20,20 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   // The token to install in the property's storage if it is `@Bound`. Made here, where its type
   // is concrete: made in the library, it would look up its generic metadata at run time.
   @usableFromInline let token: BoundToken<Target>
+  // Reads the property once when binding (the probe, the head's value).
+  @usableFromInline let read: (Object) -> Target
+  // Whether the object is a control, whose death must remove the membership. Decided here, at
+  // compile time, instead of by a conformance lookup at run time.
+  @usableFromInline let isControlObject: Bool
 
   @inlinable
   @inline(__always)
-  init(write: WriteThunk?, send: ((Target, Member) -> Void)?, sendCurrent: SendThunk?) {
+  init(
+    read: @escaping (Object) -> Target, write: WriteThunk?, send: ((Target, Member) -> Void)?,
+    sendCurrent: SendThunk?
+  ) {
+    self.read = read
+    self.isControlObject = Object.self is any ControlEventSource.Type
     self.write = write
     self.send = send
     self.sendCurrent = sendCurrent
@@ -40,6 +50,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   ) -> Self {
     let send = back.map { sender($0) }
     return Self(
+      read: getter(keyPath()),
       write: convert.map { writer(keyPath(), $0) },
       send: send,
       sendCurrent: isControl ? send.map { reader(keyPath(), $0) } : nil)
@@ -56,9 +67,16 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     let send = sender(back)
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Target>
     return Self(
+      read: getter(keyPath()),
       write: writable.flatMap { keyPath in convert.map { writer(keyPath, $0) } },
       send: send,
       sendCurrent: isControl ? reader(keyPath(), send) : nil)
+  }
+
+  @inlinable
+  @inline(__always)
+  static func getter(_ keyPath: KeyPath<Object, Target>) -> (Object) -> Target {
+    { object in object[keyPath: keyPath] }
   }
 
   @inlinable
@@ -132,7 +150,7 @@ extension MemberThunks where Target == Value {
   ) -> Self {
     let send = sends ? sender : nil
     return Self(
-      write: writer(keyPath()), send: send,
+      read: getter(keyPath()), write: writer(keyPath()), send: send,
       sendCurrent: isControl ? send.map { reader(keyPath(), $0) } : nil)
   }
 
@@ -141,7 +159,7 @@ extension MemberThunks where Target == Value {
   static func readable(_ keyPath: () -> KeyPath<Object, Value>, isControl: Bool = false) -> Self {
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Value>
     return Self(
-      write: writable.map { writer($0) }, send: sender,
+      read: getter(keyPath()), write: writable.map { writer($0) }, send: sender,
       sendCurrent: isControl ? reader(keyPath(), sender) : nil)
   }
 
