@@ -177,27 +177,38 @@ extension Registry {
     mutating func membership(
       of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
     ) -> Member? {
-      liveList(of: object, garbage: &garbage).first { $0.keyPath == keyPath }
+      var next = firstMembership(of: object, garbage: &garbage)
+      while let member = next {
+        if member.keyPath == keyPath { return member }
+        next = member.nextInObject
+      }
+      return nil
     }
 
-    // The memberships of `object`. A list left by a dead object at the same address is removed.
+    // The memberships of `object`.
     mutating func liveList(of object: AnyObject, garbage: inout Garbage) -> [Member] {
-      guard let first = objects[ObjectIdentifier(object)] else { return [] }
-      if first.object !== object {
-        var stale: Member? = first
-        while let member = stale {
-          stale = member.nextInObject
-          detach(member, garbage: &garbage)
-        }
-        return []
-      }
       var list: [Member] = []
-      var next: Member? = first
+      var next = firstMembership(of: object, garbage: &garbage)
       while let member = next {
         list.append(member)
         next = member.nextInObject
       }
       return list
+    }
+
+    // The first of `object`'s memberships. A list left by a dead object at the same address is
+    // removed.
+    private mutating func firstMembership(
+      of object: AnyObject, garbage: inout Garbage
+    ) -> Member? {
+      guard let first = objects[ObjectIdentifier(object)] else { return nil }
+      guard first.object !== object else { return first }
+      var stale: Member? = first
+      while let member = stale {
+        stale = member.nextInObject
+        detach(member, garbage: &garbage)
+      }
+      return nil
     }
 
     private mutating func unlink(_ member: Member) {
