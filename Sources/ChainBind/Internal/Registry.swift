@@ -122,7 +122,7 @@ extension Registry {
       if let existing {
         unlink(existing)
         existing.markDetached()
-        garbage.members.append(existing)
+        garbage.released.append(existing)
         if existing.chain !== chain {
           removeFromChain(existing, garbage: &garbage)
         }
@@ -144,7 +144,7 @@ extension Registry {
       guard member.isAttached else { return }
       unlink(member)
       member.markDetached()
-      garbage.members.append(member)
+      garbage.released.append(member)
       removeFromChain(member, garbage: &garbage)
     }
 
@@ -152,9 +152,10 @@ extension Registry {
     private mutating func removeFromChain(_ member: Member, garbage: inout Garbage) {
       let chain = member.chain
       guard chain.isActive else { return }
-      garbage.touched.append(chain)
       if chain.remove(member) {
         release(chain, garbage: &garbage)
+      } else {
+        garbage.touched.append(chain)
       }
     }
 
@@ -162,13 +163,13 @@ extension Registry {
       guard chain.isActive else { return }
       chain.markInactive()
       chains[chain.code.id] = nil
-      garbage.chains.append(chain)
+      garbage.released.append(chain)
       let (members, userState) = chain.takeEverything()
-      if let userState { garbage.userState.append(userState) }
+      if let userState { garbage.released.append(userState) }
       for member in members where member.isAttached {
         unlink(member)
         member.markDetached()
-        garbage.members.append(member)
+        garbage.released.append(member)
       }
     }
 
@@ -232,10 +233,11 @@ extension Registry {
 
 // What a locked registry operation removed, released by the caller after unlocking.
 struct Garbage {
-  var members: [Member] = []
-  var chains: [AnyChain] = []
-  var userState: [Any] = []
-  // Chains a member left: their dead members are pruned after unlocking.
+  // Members, chains, and a released chain's filters, sinks and queued changes: one array, so that
+  // most operations allocate one buffer at most.
+  var released: [Any] = []
+  // Chains a member left and that are still active: their dead members are pruned after
+  // unlocking.
   var touched: [AnyChain] = []
 
   // Call after unlocking.
