@@ -118,9 +118,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // closure-based `withLock` returning generic values would look up run-time type metadata on
   // every change.
   @exclusivity(unchecked) private var current: Value
-  @exclusivity(unchecked) private var filters: ContiguousArray<(Value) -> Bool> = []
-  @exclusivity(unchecked) private var sinks: ContiguousArray<Sink<Value>> = []
-  @exclusivity(unchecked) private var queue: ContiguousArray<PendingChange<Value>> = []
+  // nil until first used: making or destroying an empty array of these generic element types
+  // looks up their metadata at run time, which cost every chain about a thousand instructions.
+  @exclusivity(unchecked) private var filters: ContiguousArray<(Value) -> Bool>?
+  @exclusivity(unchecked) private var sinks: ContiguousArray<Sink<Value>>?
+  @exclusivity(unchecked) private var queue: ContiguousArray<PendingChange<Value>>?
   // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
   // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
   @exclusivity(unchecked) private var filterCount: Int32 = 0
@@ -139,9 +141,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     // instructions per release.
     guard filterCount > 0 || sinkCount > 0 || queuedCount > 0 else { return nil }
     let state: Any = (filters, sinks, queue)
-    filters = []
-    sinks = []
-    queue = []
+    filters = nil
+    sinks = nil
+    queue = nil
     filterCount = 0
     sinkCount = 0
     queuedCount = 0
@@ -155,7 +157,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   func addFilter(_ filter: @escaping (Value) -> Bool) -> Bool {
     lock.run {
       guard isActive else { return false }
-      filters.append(filter)
+      filters = (filters ?? []) + [filter]
       filterCount += 1
       return true
     }
@@ -167,6 +169,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     lock.run { () -> (Value, Sink<Value>?)? in
       guard isActive else { return nil }
       var replaced: Sink<Value>?
+      var sinks = self.sinks ?? []
+      self.sinks = nil
+      defer { self.sinks = sinks }
       if let index = sinks.firstIndex(where: { $0.key == sink.key }) {
         replaced = sinks.remove(at: index)
         replaced?.markRemoved()
@@ -179,7 +184,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   func removeSink(key: String) -> Sink<Value>? {
     lock.run {
-      guard let index = sinks.firstIndex(where: { $0.key == key }) else { return nil }
+      guard var sinks, let index = sinks.firstIndex(where: { $0.key == key }) else { return nil }
+      self.sinks = nil
+      defer { self.sinks = sinks }
       let removed = sinks.remove(at: index)
       sinkCount = Int32(sinks.count)
       removed.markRemoved()
@@ -246,10 +253,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inline(never)
   private func dropQueue() {
     let dropped = queue
-    queue = []
+    queue = nil
     queuedCount = 0
     lock.unlock()
-    for pending in dropped { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
+    for pending in dropped ?? [] {
+      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
+    }
   }
 
   // One change: called with the chain lock held, returns with it released. Everything the turn
@@ -320,13 +329,19 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // Chain lock held.
   private func enqueue(origin: Member, value: Value) {
     origin.pendingChanges.add(1, ordering: .relaxed)
-    queue.append(PendingChange(origin: origin, value: value))
+    var pending = queue ?? []
+    queue = nil  // moved out and back: appended in place, not copied
+    pending.append(PendingChange(origin: origin, value: value))
+    queue = pending
     queuedCount += 1
   }
 
   // Chain lock held; the queue is not empty.
   private func dequeue() -> PendingChange<Value> {
-    let pending = queue.removeFirst()
+    var queued = queue ?? []
+    queue = nil
+    let pending = queued.removeFirst()
+    queue = queued
     queuedCount -= 1
     pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
     return pending
