@@ -82,7 +82,9 @@ final class BoundProbe: @unchecked Sendable {
     currentPointer.set(Unmanaged.passUnretained(probe).toOpaque())
     defer { currentPointer.set(outer) }
     let value = withExtendedLifetime(probe) { read(object) }
-    if var stored = probe.inheritedStoredValue as? Target, Target.self is any Equatable.Type {
+    if let inherited = probe.inheritedStoredValue, var stored = inherited as? Target,
+      Target.self is any Equatable.Type
+    {
       var read = value
       if !bindIsEqual(&stored, &read) { probe.visits += 1 }
     }
