@@ -42,6 +42,8 @@ class AnyChain: @unchecked Sendable {
     lock.run {
       guard isActive else { return .inactive }
       guard let old, let index = members.firstIndex(where: { $0 === old }) else {
+        // Most chains have two members: room for both at once.
+        if members.isEmpty { members.reserveCapacity(2) }
         members.append(member)
         return .inserted
       }

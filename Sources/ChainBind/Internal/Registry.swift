@@ -122,7 +122,7 @@ extension Registry {
       if let existing {
         unlink(existing)
         existing.markDetached()
-        garbage.released.append(existing)
+        garbage.release(existing)
         if existing.chain !== chain {
           removeFromChain(existing, garbage: &garbage)
         }
@@ -144,7 +144,7 @@ extension Registry {
       guard member.isAttached else { return }
       unlink(member)
       member.markDetached()
-      garbage.released.append(member)
+      garbage.release(member)
       removeFromChain(member, garbage: &garbage)
     }
 
@@ -163,13 +163,13 @@ extension Registry {
       guard chain.isActive else { return }
       chain.markInactive()
       chains[chain.code.id] = nil
-      garbage.released.append(chain)
+      garbage.release(chain)
       let (members, userState) = chain.takeEverything()
-      if let userState { garbage.released.append(userState) }
+      if let userState { garbage.release(userState) }
       for member in members where member.isAttached {
         unlink(member)
         member.markDetached()
-        garbage.released.append(member)
+        garbage.release(member)
       }
     }
 
@@ -239,6 +239,13 @@ struct Garbage {
   // Chains a member left and that are still active: their dead members are pruned after
   // unlocking.
   var touched: [AnyChain] = []
+
+  // An operation that releases anything releases a member, its chain and the chain's other
+  // members: room for a few at once, instead of a reallocation per element.
+  mutating func release(_ item: Any) {
+    if released.isEmpty { released.reserveCapacity(4) }
+    released.append(item)
+  }
 
   // Call after unlocking.
   func pruneTouchedChains() {
