@@ -23,16 +23,17 @@ import Synchronization
 /// `@Bound` works in classes only; in a struct it does not compile.
 @propertyWrapper
 public struct Bound<Value> {
-  @usableFromInline var value: Value
-  // The only cost of an unbound property: nil until the property is first bound.
+  // The only cost of an unbound property: nil until the property is first bound. First, so that
+  // its offset does not depend on `Value`.
   @usableFromInline var token: BoundToken<Value>?
+  @usableFromInline var value: Value
 
   /// Creates a bound property with its initial value.
   ///
   /// - Parameter wrappedValue: The property's initial value.
   public init(wrappedValue: Value) {
-    self.value = wrappedValue
     self.token = nil
+    self.value = wrappedValue
   }
 
   // Sets the value; returns the token to notify, if the property is bound.

@@ -53,6 +53,9 @@ final class BoundProbe: @unchecked Sendable {
   let keyPath: AnyKeyPath
   let rootType: Any.Type
   let token: AnyObject?
+  // The type of the property the token is for: checked before the token is used as a
+  // `BoundToken<Value>`, instead of a dynamic cast.
+  let valueType: Any.Type
   private(set) var visits = 0
   private(set) var installed = false
   private(set) var storageKeyPath: AnyKeyPath?
@@ -63,7 +66,10 @@ final class BoundProbe: @unchecked Sendable {
   private var inheritedStoredValue: Any?
   private var undo: (() -> Void)?
 
-  private init(objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: AnyObject?) {
+  private init(
+    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: AnyObject?, valueType: Any.Type
+  ) {
+    self.valueType = valueType
     self.objectID = objectID
     self.keyPath = keyPath
     self.rootType = type(of: keyPath).rootType
@@ -75,7 +81,8 @@ final class BoundProbe: @unchecked Sendable {
     _ object: Object, _ keyPath: KeyPath<Object, Target>, through read: (Object) -> Target,
     installing token: BoundToken<Target>?
   ) -> (value: Target, probe: BoundProbe) {
-    let probe = BoundProbe(objectID: ObjectIdentifier(object), keyPath: keyPath, token: token)
+    let probe = BoundProbe(
+      objectID: ObjectIdentifier(object), keyPath: keyPath, token: token, valueType: Target.self)
     boundProbeGate.add(1, ordering: .relaxed)
     defer { boundProbeGate.subtract(1, ordering: .relaxed) }
     let outer = currentPointer.value
@@ -116,9 +123,9 @@ final class BoundProbe: @unchecked Sendable {
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
     guard isInherited || wrappedKeyPath() == probe.keyPath else { return }
     probe.visits += 1
-    guard probe.visits == 1, let token = probe.token as? BoundToken<Value> else { return }
+    guard probe.visits == 1, probe.valueType == Value.self, let token = probe.token else { return }
     let previous = bound.token
-    bound.token = token
+    bound.token = unsafeDowncast(token, to: BoundToken<Value>.self)
     probe.replacedToken = previous
     probe.installed = true
     let storage = storageKeyPath()
