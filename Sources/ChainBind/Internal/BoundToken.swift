@@ -89,11 +89,8 @@ final class BoundProbe: @unchecked Sendable {
     currentPointer.set(Unmanaged.passUnretained(probe).toOpaque())
     defer { currentPointer.set(outer) }
     let value = withExtendedLifetime(probe) { read(object) }
-    if let inherited = probe.inheritedStoredValue, var stored = inherited as? Target,
-      Target.self is any Equatable.Type
-    {
-      var read = value
-      if !bindIsEqual(&stored, &read) { probe.visits += 1 }
+    if let inherited = probe.inheritedStoredValue, !isEqual(inherited, value) {
+      probe.visits += 1
     }
     if probe.visits > 1 {
       // A computed property that reads several @Bound properties is not observable.
@@ -104,6 +101,15 @@ final class BoundProbe: @unchecked Sendable {
     probe.undo = nil
     probe.inheritedStoredValue = nil
     return (value, probe)
+  }
+
+  // Whether `stored` is a `Target` equal to `value` (true when `Target` is not Equatable). Out of
+  // line: its `Target?` would make every read look up that type's metadata.
+  @inline(never)
+  private static func isEqual<Target>(_ stored: Any, _ value: Target) -> Bool {
+    guard var stored = stored as? Target, Target.self is any Equatable.Type else { return true }
+    var value = value
+    return bindIsEqual(&stored, &value)
   }
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
