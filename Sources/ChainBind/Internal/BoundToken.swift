@@ -136,7 +136,11 @@ final class BoundProbe: @unchecked Sendable {
     probe.installed = true
     let storage = storageKeyPath()
     probe.storageKeyPath = storage
-    if isInherited { probe.inheritedStoredValue = bound.value }
+    // Only a match through a subclass key path can be followed by another match (a computed
+    // property of the subclass reading inherited @Bound properties): then it may be undone.
+    // A match by key path is the property itself.
+    guard isInherited else { return }
+    probe.inheritedStoredValue = bound.value
     // Run only inside `read`, which holds the object: no weak reference, which would give the
     // object a side table and make every later retain and release of it slower.
     probe.undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }
