@@ -25,7 +25,7 @@ import Synchronization
 public struct Bound<Value> {
   // The only cost of an unbound property: nil until the property is first bound. First, so that
   // its offset does not depend on `Value`.
-  @usableFromInline var token: BoundToken<Value>?
+  @usableFromInline var token: BoundToken?
   @usableFromInline var value: Value
 
   /// Creates a bound property with its initial value.
@@ -38,7 +38,7 @@ public struct Bound<Value> {
 
   // Sets the value; returns the token to notify, if the property is bound.
   @inlinable
-  mutating func store(_ newValue: Value) -> BoundToken<Value>? {
+  mutating func store(_ newValue: Value) -> BoundToken? {
     value = newValue
     return token
   }

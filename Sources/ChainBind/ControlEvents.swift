@@ -52,8 +52,6 @@ public final class ControlEvents<Event: Hashable>: Sendable {
     // nil: the member only needs removing when the control goes (an `out` member, say).
     let event: Event?
     weak var member: Member?
-    // Reads the member's property and sends it; nil with `event`.
-    let send: SendThunk?
   }
 
   /// Creates an event channel with no subscribers.
@@ -73,12 +71,12 @@ public final class ControlEvents<Event: Hashable>: Sendable {
   public func send(_ event: Event) {
     let current = subscriptions.withLock { $0 }
     for subscription in current where subscription.event == event {
-      if let send = subscription.send { subscription.member?.controlEventDidFire(send) }
+      subscription.member?.controlEventDidFire()
     }
   }
 
   @usableFromInline
-  func subscribe(_ member: Member, to event: Event?, send: SendThunk?) {
+  func subscribe(_ member: Member, to event: Event?) {
     // Members found alive while pruning are kept in `live` and released after unlocking: a
     // member released under the lock could be the last reference, and its deinit runs user code.
     let live = subscriptions.withLock { subscriptions -> [Member] in
@@ -88,7 +86,7 @@ public final class ControlEvents<Event: Hashable>: Sendable {
         live.append(member)
         return false
       }
-      subscriptions.append(Subscription(event: event, member: member, send: send))
+      subscriptions.append(Subscription(event: event, member: member))
       return live
     }
     withExtendedLifetime(live) {}
@@ -108,7 +106,7 @@ public final class ControlEvents<Event: Hashable>: Sendable {
 func trackControl(_ object: AnyObject, member: Member) {
   guard let control = object as? any ControlEventSource else { return }
   func track<Control: ControlEventSource>(_ control: Control) {
-    control.controlEvents.subscribe(member, to: nil, send: nil)
+    control.controlEvents.subscribe(member, to: nil)
   }
   track(control)
 }

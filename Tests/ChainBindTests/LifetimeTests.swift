@@ -311,3 +311,87 @@ private final class Captured {
     var testDescription: String { rawValue }
   }
 }
+
+// A `@Bound` property's token reaches its membership only while it lasts: after an unbind,
+// nothing the membership held (conversions, the chain's last value) keeps the object alive.
+@Suite struct TokenLifetimeTests {
+  private final class Formatted {
+    @Bound var text = ""
+    var prefix = "#"
+  }
+
+  private final class Field: ControlEventSource {
+    enum Event { case editingChanged }
+    let controlEvents = ControlEvents<Event>()
+    var text = ""
+    var prefix = "#"
+  }
+
+  private final class Owner {
+    @Bound var selected: Item? = nil
+  }
+
+  private final class Item {
+    let owner: Owner
+    init(owner: Owner) { self.owner = owner }
+  }
+
+  @Test func anOutConversionCapturingItsOwnObjectIsFreedWhenTheChainEnds() {
+    weak var weakFormatted: Formatted?
+    withIsolatedRegistry {
+      let formatted = Formatted()
+      weakFormatted = formatted
+      let model = Model(int: 1)
+      let chain = Bind.inout(model, \.int)
+        .out(formatted, \.text, convert: { "\(formatted.prefix)\($0)" })
+      #expect(formatted.text == "#1")
+      chain.unbind()
+    }
+    #expect(weakFormatted == nil)
+  }
+
+  @Test func aBackConversionCapturingItsOwnObjectIsFreedAfterUnbind() {
+    weak var weakFormatted: Formatted?
+    withIsolatedRegistry {
+      let model = Model(int: 1)
+      let formatted = Formatted()
+      weakFormatted = formatted
+      let chain = Bind.inout(model, \.int)
+        .inout(
+          formatted, \.text, convert: { "\($0)" },
+          back: { Int($0.dropFirst(formatted.prefix.count)) })
+      chain.unbind()
+      withExtendedLifetime(model) {}
+    }
+    #expect(weakFormatted == nil)
+  }
+
+  @Test func aControlCapturedByItsBackConversionIsFreedAfterUnbind() {
+    weak var weakField: Field?
+    withIsolatedRegistry {
+      let model = Model(int: 1)
+      let field = Field()
+      weakField = field
+      let chain = Bind.inout(model, \.int)
+        .inout(
+          field, \.text, on: .editingChanged, convert: { "\($0)" },
+          back: { Int($0.dropFirst(field.prefix.count)) })
+      chain.unbind()
+      withExtendedLifetime(model) {}
+    }
+    #expect(weakField == nil)
+  }
+
+  @Test func aLastValueReferringToItsObjectIsFreedAfterUnbind() {
+    weak var weakOwner: Owner?
+    withIsolatedRegistry {
+      let owner = Owner()
+      weakOwner = owner
+      let chain = Bind.inout(owner, \.selected)
+      owner.selected = Item(owner: owner)
+      chain.unbind()
+      owner.selected = nil
+    }
+    #expect(weakOwner == nil)
+  }
+}

@@ -1,35 +1,80 @@
 import Synchronization
 
 // Lives in a @Bound property's storage, so it dies with the object: its deinit is the eager
-// auto-unbind (there are no associated objects on Linux). It holds its member strongly, so a set
-// reaches the chain without loading a weak reference; the member holds its object weakly, so
-// there is no cycle. A released chain's member stays reachable from here until the object is
-// deallocated or its property is bound again; `isSending` then stops every change.
+// auto-unbind (there are no associated objects on Linux). It reaches its member without loading
+// a weak reference: it holds the member strongly, under a lock of its own, only while the
+// membership lasts. The registry clears it when the membership ends, so nothing the member holds
+// (conversions, the chain, its last value) stays reachable from the object after an unbind.
+//
+// @unchecked Sendable: `member` is read and written only under `isLocked`, a spin lock whose
+// holds are one pointer copy: inline in the setter, on every platform (a set costs one atomic
+// exchange more than without it, where a weak reference cost a weak load and slower reference
+// counting of the member).
 @usableFromInline
-final class BoundToken<Value> {
-  // Set once, by the binding thread, before the member is published: not checked for
-  // exclusive access at run time (the check would cost a fifth of a set).
+final class BoundToken: @unchecked Sendable {
+  @usableFromInline let isLocked = Atomic<Bool>(false)
   @usableFromInline @exclusivity(unchecked) var member: Member?
-  // nil when the member cannot send (an `out` member, or no `back:` conversion).
-  @usableFromInline let send: ((Value, Member) -> Void)?
 
-  @usableFromInline
-  init(send: ((Value, Member) -> Void)?) {
-    self.send = send
+  init() {}
+
+  @inlinable
+  func lock() {
+    if !isLocked.compareExchange(
+      expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
+    ).exchanged {
+      lockContended()
+    }
   }
 
   @inlinable
-  func didSet(_ newValue: Value) {
+  func unlock() { isLocked.store(false, ordering: .releasing) }
+
+  @usableFromInline
+  @inline(never)
+  func lockContended() {
+    repeat {
+      while isLocked.load(ordering: .relaxed) { yieldProcessor() }
+    } while !isLocked.compareExchange(
+      expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
+    ).exchanged
+  }
+
+  // Before the member is published: the token is reachable only through the object's storage,
+  // which belongs to the binding thread.
+  func attach(_ member: Member) {
+    lock()
+    self.member = member
+    unlock()
+  }
+
+  // Registry lock held: the membership ended. The member is released by the caller, after
+  // unlocking.
+  func detach(_ member: Member) {
+    lock()
+    if self.member === member { self.member = nil }
+    unlock()
+  }
+
+  // The property was set to `newValue`.
+  @inlinable
+  func didSet<Value>(_ newValue: Value) {
+    lock()
+    let member = self.member
+    unlock()
     guard let member else { return }
     if member.isWriting {
-      // The chain's own write (Docs/Semantics.md, "No loops, no echoes").
+      // The chain's own write (Docs/Semantics.md, "Re-entrancy").
       member.isWriting = false
       return
     }
-    send?(newValue, member)
+    guard let send = member.send else { return }
+    withUnsafePointer(to: newValue) { send(nil, $0, member) }
   }
 
   deinit {
+    lock()
+    let member = self.member
+    unlock()
     if let member { member.chain.registry.detach(member) }
   }
 }
@@ -52,7 +97,7 @@ final class BoundProbe: @unchecked Sendable {
   let objectID: ObjectIdentifier
   let keyPath: AnyKeyPath
   let rootType: Any.Type
-  let token: AnyObject?
+  let token: BoundToken?
   // The type of the property the token is for: checked before the token is used as a
   // `BoundToken<Value>`, instead of a dynamic cast.
   let valueType: Any.Type
@@ -60,14 +105,14 @@ final class BoundProbe: @unchecked Sendable {
   private(set) var installed = false
   private(set) var storageKeyPath: AnyKeyPath?
   // Keeps a replaced token (and so its old membership) alive until the new member is attached.
-  private(set) var replacedToken: AnyObject?
+  private(set) var replacedToken: BoundToken?
   // For a match through a subclass key path: the storage's value, to check against what the key
   // path read (a subclass's computed property over one inherited @Bound property is no match).
   private var inheritedStoredValue: Any?
   private var undo: (() -> Void)?
 
   private init(
-    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: AnyObject?, valueType: Any.Type
+    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: BoundToken?, valueType: Any.Type
   ) {
     self.valueType = valueType
     self.objectID = objectID
@@ -79,7 +124,7 @@ final class BoundProbe: @unchecked Sendable {
   // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
   static func read<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, through read: (Object) -> Target,
-    installing token: BoundToken<Target>?
+    installing token: BoundToken?
   ) -> (value: Target, probe: BoundProbe) {
     let probe = BoundProbe(
       objectID: ObjectIdentifier(object), keyPath: keyPath, token: token, valueType: Target.self)
@@ -129,9 +174,10 @@ final class BoundProbe: @unchecked Sendable {
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
     guard isInherited || wrappedKeyPath() == probe.keyPath else { return }
     probe.visits += 1
+    // The member's closures take a value of the member's type: only a property of that type.
     guard probe.visits == 1, probe.valueType == Value.self, let token = probe.token else { return }
     let previous = bound.token
-    bound.token = unsafeDowncast(token, to: BoundToken<Value>.self)
+    bound.token = token
     probe.replacedToken = previous
     probe.installed = true
     let storage = storageKeyPath()

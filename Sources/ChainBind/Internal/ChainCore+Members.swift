@@ -7,17 +7,14 @@ extension ChainCore {
   enum Source {
     // Probe for @Bound storage (and install a token there).
     case property
-    // A control bound with `on:`: subscribe the member to the event, with what reads and sends
-    // the property.
-    case control((Member, SendThunk?) -> Void)
+    // A control bound with `on:`: subscribe the member to the event.
+    case control((Member) -> Void)
 
     @inlinable
     static func subscribing<Control: ControlEventSource>(
       _ control: Control, _ event: Control.Event
     ) -> Self {
-      .control { [weak control] member, send in
-        control?.controlEvents.subscribe(member, to: event, send: send)
-      }
+      .control { [weak control] member in control?.controlEvents.subscribe(member, to: event) }
     }
   }
 
@@ -35,7 +32,7 @@ extension ChainCore {
       chain.add(object, keyPath, role: role, source: source, thunks: thunks)
       return chain
     }
-    let token = thunks.token
+    let token = BoundToken()
     let value: Value
     var probe: BoundProbe?
     switch source {
@@ -64,7 +61,7 @@ extension ChainCore {
       report(BindingError(chain: code, member: label.description, cause: .chainInactive))
       return
     }
-    let token = thunks.token
+    let token = BoundToken()
     var probe: BoundProbe?
     if case .property = source {
       probe = BoundProbe.read(object, keyPath, through: thunks.read, installing: token).probe
@@ -77,7 +74,7 @@ extension ChainCore {
 
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
-    probe: BoundProbe?, token: BoundToken<Target>, thunks: MemberThunks<Value, Object, Target>,
+    probe: BoundProbe?, token: BoundToken, thunks: MemberThunks<Value, Object, Target>,
     isHead: Bool
   ) {
     let isObservable: Bool
@@ -86,7 +83,8 @@ extension ChainCore {
     case .control: isObservable = true
     }
     let member = Member(
-      object: object, keyPath: keyPath, chain: self, role: role, write: thunks.write)
+      object: object, keyPath: keyPath, chain: self, role: role, write: thunks.write,
+      send: thunks.send)
     member.storageKeyPath = probe?.storageKeyPath
     if role.sends && !isObservable {
       // Reported at bind time; the member still receives when it can.
@@ -97,7 +95,10 @@ extension ChainCore {
     }
     // Before the member is published. The token is reachable only through the object's
     // storage, which belongs to this thread. A token left uninstalled dies without detaching.
-    if probe?.installed == true { token.member = member }
+    if probe?.installed == true {
+      member.token = token
+      token.attach(member)
+    }
     switch registry.attach(member, object: object) {
     case .attached: break
     case .chainInactive:
@@ -107,7 +108,7 @@ extension ChainCore {
       return
     }
     if case .control(let subscribe) = source {
-      subscribe(member, thunks.sendCurrent)
+      subscribe(member)
     } else if thunks.isControlObject || type(of: object) != Object.self {
       // A subclass instance may be a control where its static type is not.
       trackControl(object, member: member)

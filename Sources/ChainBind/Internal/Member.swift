@@ -27,6 +27,12 @@ final class Member: @unchecked Sendable {
   @usableFromInline let chain: AnyChain
   // Writes a chain value into the property; nil when the member cannot receive.
   let write: WriteThunk?
+  // Converts the property's value and sends it; nil when the member cannot send.
+  @usableFromInline let send: SendThunk?
+  // The token in the `@Bound` property's storage, for a `@Bound` member: cleared when the
+  // membership ends. Unowned: the token lives in the object, and it is reached only under the
+  // registry lock while the member is attached, which the token's deinit also takes.
+  @exclusivity(unchecked) unowned(unsafe) var token: BoundToken?
   // The `@Bound` storage found when binding: names the member in messages.
   @exclusivity(unchecked) var storageKeyPath: AnyKeyPath?
   @exclusivity(unchecked) var nextInObject: Member?
@@ -44,7 +50,7 @@ final class Member: @unchecked Sendable {
 
   init(
     object: AnyObject, keyPath: AnyKeyPath, chain: AnyChain, role: MemberRole,
-    write: WriteThunk?
+    write: WriteThunk?, send: SendThunk?
   ) {
     self.object = object
     self.objectID = ObjectIdentifier(object)
@@ -52,11 +58,16 @@ final class Member: @unchecked Sendable {
     self.chain = chain
     self.role = role
     self.write = write
+    self.send = send
   }
 
   @inlinable var isAttached: Bool { attached.load(ordering: .acquiring) }
 
-  func markDetached() { attached.store(false, ordering: .releasing) }
+  // Registry lock held. Also unlinks the token, so that the object no longer reaches the member.
+  func markDetached() {
+    attached.store(false, ordering: .releasing)
+    token?.detach(self)
+  }
 
   // Whether a change of the member goes to its chain.
   @inlinable var isSending: Bool { role.sends && isAttached }
@@ -72,11 +83,10 @@ final class Member: @unchecked Sendable {
     BindingError(chain: chain.code, member: label.description, cause: cause)
   }
 
-  // A control this member is subscribed to sent the member's event; `send` reads the property
-  // and sends it.
-  func controlEventDidFire(_ send: SendThunk) {
-    guard !isWriting, isSending, let object else { return }
-    send(object, self)
+  // A control this member is subscribed to sent the member's event.
+  func controlEventDidFire() {
+    guard !isWriting, isSending, let send, let object else { return }
+    send(object, nil, self)
   }
 
   // Called by a thunk whose conversion failed: `value` did not convert from `from` to `to`.

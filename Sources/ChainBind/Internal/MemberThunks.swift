@@ -7,19 +7,17 @@
 @usableFromInline
 typealias WriteThunk = (_ object: AnyObject, _ value: UnsafeRawPointer, _ member: Member) -> Void
 
-// Reads the member's property and sends it into the chain.
+// Converts a value of the member's property and delivers it into the chain: the value at
+// `value` (a `@Bound` property's token passes the value just set), or, without one, the
+// property read from `object` (a control's event).
 @usableFromInline
-typealias SendThunk = (_ object: AnyObject, _ member: Member) -> Void
+typealias SendThunk = (_ object: AnyObject?, _ value: UnsafeRawPointer?, _ member: Member) -> Void
 
 @usableFromInline
 struct MemberThunks<Value, Object: AnyObject, Target> {
   @usableFromInline let write: WriteThunk?
-  // Converts a value of the property and delivers it: a `@Bound` property's token calls it.
-  @usableFromInline let send: ((Target, Member) -> Void)?
-  @usableFromInline let sendCurrent: SendThunk?
-  // The token to install in the property's storage if it is `@Bound`. Made here, where its type
-  // is concrete: made in the library, it would look up its generic metadata at run time.
-  @usableFromInline let token: BoundToken<Target>
+  // nil when the member cannot send (an `out` member, or no `back:` conversion).
+  @usableFromInline let send: SendThunk?
   // Reads the property once when binding (the probe, the head's value).
   @usableFromInline let read: (Object) -> Target
   // Whether the object is a control, whose death must remove the membership. Decided here, at
@@ -28,16 +26,11 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
 
   @inlinable
   @inline(__always)
-  init(
-    read: @escaping (Object) -> Target, write: WriteThunk?, send: ((Target, Member) -> Void)?,
-    sendCurrent: SendThunk?
-  ) {
+  init(read: @escaping (Object) -> Target, write: WriteThunk?, send: SendThunk?) {
     self.read = read
     self.isControlObject = Object.self is any ControlEventSource.Type
     self.write = write
     self.send = send
-    self.sendCurrent = sendCurrent
-    self.token = BoundToken(send: send)
   }
 
   // A member that receives through `convert` and sends through `back`. `keyPath` is evaluated
@@ -48,12 +41,10 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     _ keyPath: () -> ReferenceWritableKeyPath<Object, Target>,
     convert: ((Value) -> Target?)?, back: ((Target) -> Value?)?, isControl: Bool = false
   ) -> Self {
-    let send = back.map { sender($0) }
-    return Self(
+    Self(
       read: getter(keyPath()),
       write: convert.map { writer(keyPath(), $0) },
-      send: send,
-      sendCurrent: isControl ? send.map { reader(keyPath(), $0) } : nil)
+      send: back.map { isControl ? reader(keyPath(), $0) : sender($0) })
   }
 
   // A member bound through a read-only key path: it sends, and is written only to revert a
@@ -64,13 +55,11 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     _ keyPath: () -> KeyPath<Object, Target>, convert: ((Value) -> Target?)?,
     back: @escaping (Target) -> Value?, isControl: Bool = false
   ) -> Self {
-    let send = sender(back)
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Target>
     return Self(
       read: getter(keyPath()),
       write: writable.flatMap { keyPath in convert.map { writer(keyPath, $0) } },
-      send: send,
-      sendCurrent: isControl ? reader(keyPath(), send) : nil)
+      send: isControl ? reader(keyPath(), back) : sender(back))
   }
 
   @inlinable
@@ -109,17 +98,37 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     member.isWriting = false
   }
 
+  // Sends the value a `@Bound` property's token passes.
   @inlinable
   @inline(__always)
-  static func sender(_ back: @escaping (Target) -> Value?) -> (Target, Member) -> Void {
-    { target, member in
-      guard member.isSending else { return }
-      guard let value = back(target) else {
-        member.conversionFailed(target, from: Target.self, to: Value.self, back: true)
-        return
-      }
-      deliver(value, from: member)
+  static func sender(_ back: @escaping (Target) -> Value?) -> SendThunk {
+    { _, value, member in
+      guard let value else { return }
+      send(value.assumingMemoryBound(to: Target.self).pointee, back, member)
     }
+  }
+
+  // Reads a control's property and sends it.
+  @inlinable
+  @inline(__always)
+  static func reader(
+    _ keyPath: KeyPath<Object, Target>, _ back: @escaping (Target) -> Value?
+  ) -> SendThunk {
+    { object, _, member in
+      guard let object else { return }
+      send(unsafeDowncast(object, to: Object.self)[keyPath: keyPath], back, member)
+    }
+  }
+
+  @inlinable
+  @inline(__always)
+  static func send(_ target: Target, _ back: (Target) -> Value?, _ member: Member) {
+    guard member.isSending else { return }
+    guard let value = back(target) else {
+      member.conversionFailed(target, from: Target.self, to: Value.self, back: true)
+      return
+    }
+    deliver(value, from: member)
   }
 
   @inlinable
@@ -129,14 +138,6 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
       unsafeDowncast($0, to: ChainCore<Value>.self).deliver(from: member, value)
     }
-  }
-
-  @inlinable
-  @inline(__always)
-  static func reader(
-    _ keyPath: KeyPath<Object, Target>, _ send: @escaping (Target, Member) -> Void
-  ) -> SendThunk {
-    { object, member in send(unsafeDowncast(object, to: Object.self)[keyPath: keyPath], member) }
   }
 }
 
@@ -148,10 +149,9 @@ extension MemberThunks where Target == Value {
   static func writable(
     _ keyPath: () -> ReferenceWritableKeyPath<Object, Value>, sends: Bool, isControl: Bool = false
   ) -> Self {
-    let send = sends ? sender : nil
-    return Self(
-      read: getter(keyPath()), write: writer(keyPath()), send: send,
-      sendCurrent: isControl ? send.map { reader(keyPath(), $0) } : nil)
+    Self(
+      read: getter(keyPath()), write: writer(keyPath()),
+      send: sends ? (isControl ? reader(keyPath()) : sender) : nil)
   }
 
   @inlinable
@@ -159,8 +159,8 @@ extension MemberThunks where Target == Value {
   static func readable(_ keyPath: () -> KeyPath<Object, Value>, isControl: Bool = false) -> Self {
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Value>
     return Self(
-      read: getter(keyPath()), write: writable.map { writer($0) }, send: sender,
-      sendCurrent: isControl ? reader(keyPath(), sender) : nil)
+      read: getter(keyPath()), write: writable.map { writer($0) },
+      send: isControl ? reader(keyPath()) : sender)
   }
 
   @inlinable
@@ -173,10 +173,19 @@ extension MemberThunks where Target == Value {
   }
 
   @inlinable
-  static var sender: (Value, Member) -> Void {
-    { value, member in
-      guard member.isSending else { return }
-      deliver(value, from: member)
+  static var sender: SendThunk {
+    { _, value, member in
+      guard let value, member.isSending else { return }
+      deliver(value.assumingMemoryBound(to: Value.self).pointee, from: member)
+    }
+  }
+
+  @inlinable
+  @inline(__always)
+  static func reader(_ keyPath: KeyPath<Object, Value>) -> SendThunk {
+    { object, _, member in
+      guard let object, member.isSending else { return }
+      deliver(unsafeDowncast(object, to: Object.self)[keyPath: keyPath], from: member)
     }
   }
 }
