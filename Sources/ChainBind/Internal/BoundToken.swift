@@ -148,6 +148,13 @@ final class BoundProbe: @unchecked Sendable {
     return (value, probe)
   }
 
+  // Whether this thread is probing `instance` right now.
+  @usableFromInline
+  @inline(never)
+  static func isProbing(_ instance: AnyObject) -> Bool {
+    current?.objectID == ObjectIdentifier(instance)
+  }
+
   // Whether `stored` is a `Target` equal to `value` (true when `Target` is not Equatable). Out of
   // line: its `Target?` would make every read look up that type's metadata.
   @inline(never)
