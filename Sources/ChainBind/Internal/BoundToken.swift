@@ -1,15 +1,12 @@
 import Synchronization
 
 // Lives in a @Bound property's storage, so it dies with the object: its deinit is the eager
-// auto-unbind (there are no associated objects on Linux). It reaches its member without loading
-// a weak reference: it holds the member strongly, under a lock of its own, only while the
-// membership lasts. The registry clears it when the membership ends, so nothing the member holds
-// (conversions, the chain, its last value) stays reachable from the object after an unbind.
+// auto-unbind (there are no associated objects on Linux). It holds its member strongly (no weak
+// load per set) only while the membership lasts: the registry clears it, so nothing the member
+// holds stays reachable from the object after an unbind.
 //
-// @unchecked Sendable: `member` is read and written only under `isLocked`, a spin lock whose
-// holds are one pointer copy: inline in the setter, on every platform (a set costs one atomic
-// exchange more than without it, where a weak reference cost a weak load and slower reference
-// counting of the member).
+// @unchecked Sendable: `member` is touched only under `isLocked`, a spin lock held for one
+// pointer copy (Docs/Architecture.md, "Locks").
 @usableFromInline
 final class BoundToken: @unchecked Sendable {
   @usableFromInline let isLocked = Atomic<Bool>(false)
