@@ -36,8 +36,7 @@ final class BoundToken: @unchecked Sendable {
     ).exchanged
   }
 
-  // Before the member is published: the token is reachable only through the object's storage,
-  // which belongs to the binding thread.
+  // Registry lock held: the member was attached.
   func attach(_ member: Member) {
     lock()
     self.member = member
@@ -140,9 +139,21 @@ final class BoundProbe: @unchecked Sendable {
       probe.installed = false
       probe.storageKeyPath = nil
     }
-    probe.undo = nil
     probe.inheritedStoredValue = nil
     return (value, probe)
+  }
+
+  // Puts back the token the probe replaced: the member it was installed for was not added.
+  // Called on the binding thread, which owns `object`'s storage.
+  func undoInstall<Object: AnyObject, Target>(in object: Object, storage: Bound<Target>.Type) {
+    guard installed else { return }
+    if let undo {
+      undo()
+    } else if let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>> {
+      // A match by key path: the storage's root is the member's `Object`.
+      object[keyPath: storage].token = replacedToken
+    }
+    installed = false
   }
 
   // Whether this thread is probing `instance` right now.

@@ -61,12 +61,14 @@ extension ChainCore {
       report(BindingError(chain: code, member: label.description, cause: .chainInactive))
       return
     }
+    // Before the probe installs a token: pruning may release this chain, or run a deinit that
+    // binds this property.
+    pruneDeadMembers()
     let token = BoundToken()
     var probe: BoundProbe?
     if case .property = source {
       probe = BoundProbe.read(object, keyPath, through: thunks.read, installing: token).probe
     }
-    pruneDeadMembers()
     attach(
       object, keyPath, role: role, source: source, probe: probe, token: token, thunks: thunks,
       isHead: false)
@@ -93,15 +95,14 @@ extension ChainCore {
       guard canReceive else { return }
       member.role = .out
     }
-    // Before the member is published. The token is reachable only through the object's
-    // storage, which belongs to this thread. A token left uninstalled dies without detaching.
-    if probe?.installed == true {
-      member.token = token
-      token.attach(member)
-    }
+    // The registry links the token to the member once the member is attached, under its lock.
+    if probe?.installed == true { member.token = token }
     switch registry.attach(member, object: object) {
     case .attached: break
     case .chainInactive:
+      // Released meanwhile, by another thread: nothing is added, and the property keeps the
+      // token, and so the membership, it had.
+      probe?.undoInstall(in: object, storage: Bound<Target>.self)
       report(member.error(.chainInactive))
       return
     case .chainReleased:

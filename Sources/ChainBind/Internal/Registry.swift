@@ -132,6 +132,8 @@ extension Registry {
       if case .inactive = inserted { return .chainInactive }
       member.nextInObject = objects[member.objectID]
       objects[member.objectID] = member
+      // Under this lock, like every detach, so that a detach cannot come first.
+      member.token?.attach(member)
       if chains[chain.code.id] == nil { chains[chain.code.id] = chain }
       if case .lastSenderReplaced = inserted {
         release(chain, garbage: &garbage)
