@@ -5,59 +5,42 @@ import Synchronization
 // load per set) only while the membership lasts: the registry clears it, so nothing the member
 // holds stays reachable from the object after an unbind.
 //
-// @unchecked Sendable: `member` is touched only under `isLocked`, a spin lock held for one
-// pointer copy (Docs/Architecture.md, "Locks").
+// @unchecked Sendable: `member` is touched only under `lock`, held for one pointer copy (a
+// spin lock on every platform, so that the setter takes it inline).
 @usableFromInline
 final class BoundToken: @unchecked Sendable {
-  @usableFromInline let isLocked = Atomic<Bool>(false)
+  @usableFromInline let lock = SpinLock()
   @usableFromInline @exclusivity(unchecked) var member: Member?
 
   init() {}
 
+  // The member, while the membership lasts.
   @inlinable
-  func lock() {
-    if !isLocked.compareExchange(
-      expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
-    ).exchanged {
-      lockContended()
-    }
-  }
-
-  @inlinable
-  func unlock() { isLocked.store(false, ordering: .releasing) }
-
-  @usableFromInline
-  @inline(never)
-  func lockContended() {
-    repeat {
-      while isLocked.load(ordering: .relaxed) { yieldProcessor() }
-    } while !isLocked.compareExchange(
-      expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
-    ).exchanged
+  var currentMember: Member? {
+    lock.lock()
+    defer { lock.unlock() }
+    return member
   }
 
   // Registry lock held: the member was attached.
   func attach(_ member: Member) {
-    lock()
+    lock.lock()
     self.member = member
-    unlock()
+    lock.unlock()
   }
 
   // Registry lock held: the membership ended. The member is released by the caller, after
   // unlocking.
   func detach(_ member: Member) {
-    lock()
+    lock.lock()
     if self.member === member { self.member = nil }
-    unlock()
+    lock.unlock()
   }
 
   // The property was set to `newValue`.
   @inlinable
   func didSet<Value>(_ newValue: Value) {
-    lock()
-    let member = self.member
-    unlock()
-    guard let member else { return }
+    guard let member = currentMember else { return }
     if member.isWriting {
       // The chain's own write (Docs/Semantics.md, "Re-entrancy").
       member.isWriting = false
@@ -68,10 +51,7 @@ final class BoundToken: @unchecked Sendable {
   }
 
   deinit {
-    lock()
-    let member = self.member
-    unlock()
-    if let member { member.chain.registry.detach(member) }
+    if let member = currentMember { member.chain.registry.detach(member) }
   }
 }
 

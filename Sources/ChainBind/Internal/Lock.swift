@@ -25,56 +25,68 @@ final class Locked<State>: @unchecked Sendable {
   }
 }
 
+// One atomic flag stored inline: taken with a compare-and-exchange that acquires, released with a
+// store that releases (ThreadSanitizer sees both); a waiting thread spins on reads briefly, then
+// yields its processor. For holds of a few loads and stores that never run user code; not for
+// threads with real-time scheduling policies, which `sched_yield` does not make room for.
+// Inlinable: a `@Bound` setter takes its token's lock in the caller's module.
+@usableFromInline
+struct SpinLock: ~Copyable, @unchecked Sendable {
+  @usableFromInline let isLocked = Atomic<Bool>(false)
+
+  @inlinable
+  init() {}
+
+  @inlinable
+  borrowing func lock() {
+    if !tryLock() { lockContended() }
+  }
+
+  @inlinable
+  borrowing func unlock() { isLocked.store(false, ordering: .releasing) }
+
+  // Takes the lock if it is free; returns whether it did.
+  @inlinable
+  borrowing func tryLock() -> Bool {
+    isLocked.compareExchange(
+      expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
+    ).exchanged
+  }
+
+  @usableFromInline
+  @inline(never)
+  borrowing func lockContended() {
+    var spins = 0
+    repeat {
+      // Wait until the lock looks free (reads only, no cache-line ping-pong), then try again.
+      while isLocked.load(ordering: .relaxed) {
+        spins += 1
+        if spins >= 64 { yieldProcessor() }
+      }
+    } while !tryLock()
+  }
+}
+
 // The lock of one chain. Its holds copy a few fields and never run user code.
 //
 // On Apple platforms, a mutex (the scheduler's priority inheritance needs one there). Elsewhere,
-// one atomic flag stored inline: taken with a compare-and-exchange that acquires, released with
-// a store that releases (ThreadSanitizer sees both); a waiting thread spins briefly and then
-// yields its processor. Measured against a pthread mutex: 112 instructions less per set and one
-// allocation (48 bytes) less per chain (Docs/Performance.md). Not for threads with real-time
-// scheduling policies, which `sched_yield` does not make room for.
+// a `SpinLock`. Measured against a pthread mutex: 112 instructions less per set and one
+// allocation (48 bytes) less per chain (Docs/Performance.md).
 //
 // Plain `lock()` and `unlock()` for the delivery path: the chain's code runs unspecialized, and a
 // closure returning a generic value would look up run-time type metadata on every call.
 struct ChainLock: ~Copyable, @unchecked Sendable {
   #if canImport(Darwin)
     private let mutex = PlatformMutex()
-
-    init() {}
-
-    borrowing func lock() { mutex.lock() }
-    borrowing func unlock() { mutex.unlock() }
-    borrowing func tryLock() -> Bool { mutex.tryLock() }
   #else
-    private let isLocked = Atomic<Bool>(false)
-
-    init() {}
-
-    borrowing func lock() {
-      if !tryLock() { lockContended() }
-    }
-
-    @inline(never)
-    private borrowing func lockContended() {
-      var spins = 0
-      repeat {
-        // Wait until the lock looks free (reads only, no cache-line ping-pong), then try again.
-        while isLocked.load(ordering: .relaxed) {
-          spins += 1
-          if spins >= 64 { yieldProcessor() }
-        }
-      } while !tryLock()
-    }
-
-    borrowing func unlock() { isLocked.store(false, ordering: .releasing) }
-
-    // Takes the lock if it is free; returns whether it did.
-    borrowing func tryLock() -> Bool {
-      isLocked.compareExchange(
-        expected: false, desired: true, successOrdering: .acquiring, failureOrdering: .relaxed
-      ).exchanged
-    }
+    private let mutex = SpinLock()
   #endif
+
+  init() {}
+
+  borrowing func lock() { mutex.lock() }
+  borrowing func unlock() { mutex.unlock() }
+  borrowing func tryLock() -> Bool { mutex.tryLock() }
 
   // Runs `body` with the lock held, for configuration (binding, unbinding, sinks, filters).
   borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
