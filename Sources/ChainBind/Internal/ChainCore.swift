@@ -300,16 +300,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       for index in members.indices {
         // `members` holds every member for the loop: each is used without a retain of its own.
         Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
-          guard member !== origin, member.role.receives, let write = member.write,
-            member.isAttached, member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+          guard member !== origin, member.role.receives, member.isAttached,
+            member.pendingChanges.load(ordering: .relaxed) == 0, isActive
           else { return }
           // A member with a change of its own waiting in the queue (above) keeps that newer
           // value: the change is delivered next, and this older one must not overwrite it.
-          guard let object = member.object else {
-            dead.append(member)
-            return
-          }
-          write(object, value, member)
+          write(at: value, to: member, dead: &dead)
         }
       }
     }
@@ -351,12 +347,19 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   // Writes `value` into one member (a revert, or the initial sync of a new member).
   func write(_ value: Value, to member: Member, dead: inout [Member]) {
+    withUnsafePointer(to: value) { write(at: $0, to: member, dead: &dead) }
+  }
+
+  // Writes the `Value` at `value` into `member`, unless it cannot receive; a member whose object
+  // is gone goes into `dead`.
+  @inline(__always)
+  private func write(at value: UnsafePointer<Value>, to member: Member, dead: inout [Member]) {
     guard let write = member.write else { return }
     guard let object = member.object else {
       dead.append(member)
       return
     }
-    withUnsafePointer(to: value) { write(object, $0, member) }
+    write(object, value, member)
   }
 }
 
