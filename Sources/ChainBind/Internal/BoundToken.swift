@@ -73,7 +73,7 @@ final class BoundProbe: @unchecked Sendable {
   let objectID: ObjectIdentifier
   let keyPath: AnyKeyPath
   let rootType: Any.Type
-  let token: BoundToken?
+  let token: BoundToken
   // The type of the property the token is for: checked before the token is used as a
   // `BoundToken<Value>`, instead of a dynamic cast.
   let valueType: Any.Type
@@ -88,7 +88,7 @@ final class BoundProbe: @unchecked Sendable {
   private var undo: (() -> Void)?
 
   private init(
-    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: BoundToken?, valueType: Any.Type
+    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: BoundToken, valueType: Any.Type
   ) {
     self.valueType = valueType
     self.objectID = objectID
@@ -100,7 +100,7 @@ final class BoundProbe: @unchecked Sendable {
   // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
   static func read<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, through read: (Object) -> Target,
-    installing token: BoundToken?
+    installing token: BoundToken
   ) -> (value: Target, probe: BoundProbe) {
     let probe = BoundProbe(
       objectID: ObjectIdentifier(object), keyPath: keyPath, token: token, valueType: Target.self)
@@ -170,9 +170,9 @@ final class BoundProbe: @unchecked Sendable {
     guard isInherited || wrappedKeyPath() == probe.keyPath else { return }
     probe.visits += 1
     // The member's closures take a value of the member's type: only a property of that type.
-    guard probe.visits == 1, probe.valueType == Value.self, let token = probe.token else { return }
+    guard probe.visits == 1, probe.valueType == Value.self else { return }
     let previous = bound.token
-    bound.token = token
+    bound.token = probe.token
     probe.replacedToken = previous
     probe.installed = true
     let storage = storageKeyPath()

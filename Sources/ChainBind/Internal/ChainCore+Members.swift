@@ -32,12 +32,12 @@ extension ChainCore {
       chain.add(object, keyPath, role: role, source: source, thunks: thunks)
       return chain
     }
-    let token = BoundToken()
     let value: Value
     var probe: BoundProbe?
     switch source {
     case .property:
-      (value, probe) = BoundProbe.read(object, keyPath, through: thunks.read, installing: token)
+      (value, probe) = BoundProbe.read(
+        object, keyPath, through: thunks.read, installing: BoundToken())
     case .control: value = thunks.read(object)
     }
     let code = ChainCode(
@@ -45,8 +45,7 @@ extension ChainCore {
       head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath))
     let chain = ChainCore(registry: registry, code: code, current: value)
     chain.attach(
-      object, keyPath, role: role, source: source, probe: probe, token: token, thunks: thunks,
-      isHead: true)
+      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: true)
     if chain.snapshotMembers().isEmpty { registry.release(chain) }
     return chain
   }
@@ -64,20 +63,19 @@ extension ChainCore {
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
     pruneDeadMembers()
-    let token = BoundToken()
     var probe: BoundProbe?
     if case .property = source {
-      probe = BoundProbe.read(object, keyPath, through: thunks.read, installing: token).probe
+      probe =
+        BoundProbe.read(object, keyPath, through: thunks.read, installing: BoundToken())
+        .probe
     }
     attach(
-      object, keyPath, role: role, source: source, probe: probe, token: token, thunks: thunks,
-      isHead: false)
+      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: false)
   }
 
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
-    probe: BoundProbe?, token: BoundToken, thunks: MemberThunks<Value, Object, Target>,
-    isHead: Bool
+    probe: BoundProbe?, thunks: MemberThunks<Value, Object, Target>, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -96,7 +94,7 @@ extension ChainCore {
       member.role = .out
     }
     // The registry links the token to the member once the member is attached, under its lock.
-    if probe?.installed == true { member.token = token }
+    if let probe, probe.installed { member.token = probe.token }
     switch registry.attach(member, object: object) {
     case .attached: break
     case .chainInactive:
