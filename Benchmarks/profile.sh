@@ -4,7 +4,7 @@
 # Repeatable to the instruction, unlike wall-clock time; see Docs/Performance.md.
 #
 # Usage: Benchmarks/profile.sh [--ratios] [mode ...]
-#   modes: chainbind floor scale string floorstring double filter sink twoway floortwoway
+#   modes: chainbind mainactor floor scale string floorstring double filter sink twoway floortwoway
 #          boundread floorread churn memory   (default: all)
 #   --ratios: after the counts, ChainBind over its hand-written floor, for each pair measured:
 #          chainbind/floor string/floorstring twoway/floortwoway boundread/floorread
@@ -30,7 +30,7 @@ for argument in "$@"; do
     *) modes+=("$argument") ;;
   esac
 done
-[ ${#modes[@]} -eq 0 ] && modes=(chainbind floor scale string floorstring double filter sink twoway
+[ ${#modes[@]} -eq 0 ] && modes=(chainbind mainactor floor scale string floorstring double filter sink twoway
   floortwoway boundread floorread churn memory)
 
 hotpath_build

@@ -27,17 +27,20 @@ public enum Bind {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property. Its type is the chain's value type.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: The chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public static func `inout`<Object: AnyObject, Value>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain<Value> {
     Chain(
       core: ChainCore.makeHead(
         object, keyPath(), role: .inout, source: .property,
-        thunks: .writable(keyPath, sends: true)))
+        isolation: isolation, thunks: .writable(keyPath, sends: true)))
   }
 
   /// Starts a chain from a property that only sends, or joins the chain it is in.
@@ -52,17 +55,20 @@ public enum Bind {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: The chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public static func `in`<Object: AnyObject, Value>(
-    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain<Value> {
     Chain(
       core: ChainCore.makeHead(
         object, keyPath(), role: .in, source: .property,
-        thunks: .readable(keyPath)))
+        isolation: isolation, thunks: .readable(keyPath)))
   }
 
   /// Starts a chain from a control's property that sends when the control sends `event`, and
@@ -77,17 +83,21 @@ public enum Bind {
   ///   - control: The control. The chain never retains it.
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: The chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public static func `inout`<Control: ControlEventSource, Value>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
-    on event: Control.Event
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain<Value> {
     Chain(
       core: ChainCore.makeHead(
         control, keyPath(), role: .inout, source: .subscribing(control, event),
+        isolation: isolation,
         thunks: .writable(
           keyPath, sends: true, isControl: true)))
   }
@@ -102,18 +112,21 @@ public enum Bind {
   ///   - control: The control. The chain never retains it.
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: The chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public static func `in`<Control: ControlEventSource, Value>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>,
-    on event: Control.Event
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain<Value> {
     Chain(
       core: ChainCore.makeHead(
         control, keyPath(), role: .in, source: .subscribing(control, event),
-        thunks: .readable(keyPath, isControl: true)))
+        isolation: isolation, thunks: .readable(keyPath, isControl: true)))
   }
 
   /// Removes every membership of an object, in whatever chains.

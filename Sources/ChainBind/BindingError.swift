@@ -29,6 +29,9 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     case backConversionFailed(value: String, from: String, to: String)
     /// The chain was already unbound, so nothing was added to it.
     case chainInactive
+    /// The chain is isolated to the actor named `chain`, and this was added from the isolation
+    /// of another actor, named `caller`. Nothing was added (Docs/Semantics.md, "Isolation").
+    case isolationMismatch(chain: String, caller: String)
 
     /// A sentence that says what failed and what ChainBind did about it.
     public var description: String {
@@ -46,6 +49,9 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
           + " the change was dropped and the member keeps its value"
       case .chainInactive:
         return "the chain is no longer active (it was unbound); nothing was added"
+      case .isolationMismatch(let chain, let caller):
+        return "the chain is isolated to \(chain) and this was added from \(caller);"
+          + " nothing was added"
       }
     }
   }

@@ -17,16 +17,20 @@ extension Chain where Value: BindConvertible {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, of any ``BindConvertible`` type.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
   @inline(__always)
   @discardableResult
   public func out<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
+      isolation: isolation,
       thunks: .writable(keyPath, convert: { Convert.automatic($0) }, back: nil))
     return self
   }
@@ -44,16 +48,20 @@ extension Chain where Value: BindConvertible {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, of any ``BindConvertible`` type.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
   @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
+      isolation: isolation,
       thunks: .writable(
         keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
     return self
@@ -68,16 +76,20 @@ extension Chain where Value: BindConvertible {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
   @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject, Target: BindConvertible>(
-    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Target>
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Target>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
+      isolation: isolation,
       thunks: .readable(
         keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
     return self
@@ -94,6 +106,8 @@ extension Chain where Value: BindConvertible {
   ///   - control: The control. The chain never retains it.
   ///   - keyPath: The control's property, of any ``BindConvertible`` type.
   ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
@@ -101,10 +115,12 @@ extension Chain where Value: BindConvertible {
   @discardableResult
   public func `inout`<Control: ControlEventSource, Target: BindConvertible>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Target>,
-    on event: Control.Event
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
+      isolation: isolation,
       thunks: .writable(
         keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
         isControl: true))
@@ -121,6 +137,8 @@ extension Chain where Value: BindConvertible {
   ///   - control: The control. The chain never retains it.
   ///   - keyPath: The control's property, of any ``BindConvertible`` type.
   ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
@@ -128,10 +146,12 @@ extension Chain where Value: BindConvertible {
   @discardableResult
   public func `in`<Control: ControlEventSource, Target: BindConvertible>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>,
-    on event: Control.Event
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       control, keyPath(), role: .in, source: .subscribing(control, event),
+      isolation: isolation,
       thunks: .readable(
         keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
         isControl: true))
@@ -151,16 +171,20 @@ extension Chain where Value == Bool {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The Boolean property.
   ///   - negated: Whether to write `!value`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func out<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>,
-    negated: Bool
+    negated: Bool,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
+      isolation: isolation,
       thunks: .writable(keyPath, convert: Convert.negating(negated), back: nil))
     return self
   }
@@ -175,16 +199,20 @@ extension Chain where Value == Bool {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The Boolean property.
   ///   - negated: Whether to apply `!` on the way in and on the way out.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>,
-    negated: Bool
+    negated: Bool,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
+      isolation: isolation,
       thunks: .writable(
         keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
@@ -200,15 +228,19 @@ extension Chain where Value == Bool {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The Boolean property, which should be `@Bound`.
   ///   - negated: Whether to send `!value`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject>(
-    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Bool>, negated: Bool
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Bool>, negated: Bool,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
+      isolation: isolation,
       thunks: .readable(
         keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
@@ -226,16 +258,20 @@ extension Chain where Value == Bool {
   ///   - keyPath: The control's Boolean property.
   ///   - event: The event after which the chain reads the property.
   ///   - negated: Whether to apply `!` on the way in and on the way out.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `inout`<Control: ControlEventSource>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Bool>,
-    on event: Control.Event, negated: Bool
+    on event: Control.Event, negated: Bool,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
+      isolation: isolation,
       thunks: .writable(
         keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
         isControl: true))
@@ -253,6 +289,8 @@ extension Chain where Value == Bool {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, of any ``BindConvertible`` type.
   ///   - negated: Whether to convert `!value`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
@@ -260,10 +298,12 @@ extension Chain where Value == Bool {
   @discardableResult
   public func out<Object: AnyObject, Target: BindConvertible>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
-    negated: Bool
+    negated: Bool,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
+      isolation: isolation,
       thunks: .writable(keyPath, convert: Convert.negating(negated), back: nil))
     return self
   }
@@ -279,6 +319,8 @@ extension Chain where Value == Bool {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, of any ``BindConvertible`` type.
   ///   - negated: Whether to apply `!` on the way in and on the way out.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @_disfavoredOverload
   @inlinable
@@ -286,10 +328,12 @@ extension Chain where Value == Bool {
   @discardableResult
   public func `inout`<Object: AnyObject, Target: BindConvertible>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
-    negated: Bool
+    negated: Bool,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
+      isolation: isolation,
       thunks: .writable(
         keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self

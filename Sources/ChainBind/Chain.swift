@@ -24,7 +24,10 @@
 /// call them: the key-path literal then compiles into a direct access to the property. The key
 /// path is evaluated more than once, so a key path whose subscript arguments are computed by a
 /// call (`\.items[index()]`) makes that call more than once.
-public struct Chain<Value> {
+///
+/// A chain is `Sendable`: any thread or actor may add to it, unbind it or ask about it. Adding
+/// to it from an actor's isolation isolates it to that actor (see ``Bind``, "Isolation").
+public struct Chain<Value>: Sendable {
   @usableFromInline let core: ChainCore<Value>
 
   @usableFromInline
@@ -85,16 +88,19 @@ public struct Chain<Value> {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
-      thunks: .writable(keyPath, sends: true))
+      isolation: isolation, thunks: .writable(keyPath, sends: true))
     return self
   }
 
@@ -110,16 +116,19 @@ public struct Chain<Value> {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject>(
-    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Value>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
-      thunks: .readable(keyPath))
+      isolation: isolation, thunks: .readable(keyPath))
     return self
   }
 
@@ -132,16 +141,19 @@ public struct Chain<Value> {
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func out<Object: AnyObject>(
-    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
-      thunks: .writable(keyPath, sends: false))
+      isolation: isolation, thunks: .writable(keyPath, sends: false))
     return self
   }
 
@@ -155,17 +167,20 @@ public struct Chain<Value> {
   ///   - control: The control. The chain never retains it.
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `inout`<Control: ControlEventSource>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
-    on event: Control.Event
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
-      thunks: .writable(keyPath, sends: true, isControl: true)
+      isolation: isolation, thunks: .writable(keyPath, sends: true, isControl: true)
     )
     return self
   }
@@ -180,17 +195,20 @@ public struct Chain<Value> {
   ///   - control: The control. The chain never retains it.
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `in`<Control: ControlEventSource>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Value>,
-    on event: Control.Event
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       control, keyPath(), role: .in, source: .subscribing(control, event),
-      thunks: .readable(keyPath, isControl: true)
+      isolation: isolation, thunks: .readable(keyPath, isControl: true)
     )
     return self
   }
@@ -208,17 +226,20 @@ public struct Chain<Value> {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property.
   ///   - convert: Turns the chain's value into the property's type.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func out<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
-    convert: @escaping (Value) -> Target
+    convert: @escaping (Value) -> Target,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
-      thunks: .writable(keyPath, convert: Convert.total(convert), back: nil))
+      isolation: isolation, thunks: .writable(keyPath, convert: Convert.total(convert), back: nil))
     return self
   }
 
@@ -237,17 +258,20 @@ public struct Chain<Value> {
   ///   - keyPath: The property.
   ///   - convert: Turns the chain's value into the property's type.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `inout`<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
-    convert: @escaping (Value) -> Target, back: @escaping (Target) -> Value?
+    convert: @escaping (Value) -> Target, back: @escaping (Target) -> Value?,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
-      thunks: .writable(keyPath, convert: Convert.total(convert), back: back))
+      isolation: isolation, thunks: .writable(keyPath, convert: Convert.total(convert), back: back))
     return self
   }
 
@@ -264,17 +288,20 @@ public struct Chain<Value> {
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
   @discardableResult
   public func `in`<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: @autoclosure () -> KeyPath<Object, Target>,
-    back: @escaping (Target) -> Value?
+    back: @escaping (Target) -> Value?,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
-      thunks: .readable(keyPath, convert: nil, back: back))
+      isolation: isolation, thunks: .readable(keyPath, convert: nil, back: back))
     return self
   }
 
@@ -292,6 +319,8 @@ public struct Chain<Value> {
   ///   - event: The event after which the chain reads the property.
   ///   - convert: Turns the chain's value into the property's type.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
@@ -299,10 +328,12 @@ public struct Chain<Value> {
   public func `inout`<Control: ControlEventSource, Target>(
     _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Target>,
     on event: Control.Event, convert: @escaping (Value) -> Target,
-    back: @escaping (Target) -> Value?
+    back: @escaping (Target) -> Value?,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
+      isolation: isolation,
       thunks: .writable(keyPath, convert: Convert.total(convert), back: back, isControl: true))
     return self
   }
@@ -321,6 +352,8 @@ public struct Chain<Value> {
   ///   - keyPath: The control's property.
   ///   - event: The event after which the chain reads the property.
   ///   - back: Turns the property's value into the chain's type, or returns `nil` to reject it.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
   @inlinable
   @inline(__always)
@@ -328,11 +361,12 @@ public struct Chain<Value> {
   public func `in`<Control: ControlEventSource, Target>(
     _ control: Control, _ keyPath: @autoclosure () -> KeyPath<Control, Target>,
     on event: Control.Event,
-    back: @escaping (Target) -> Value?
+    back: @escaping (Target) -> Value?,
+    isolation: isolated (any Actor)? = #isolation
   ) -> Chain {
     core.add(
       control, keyPath(), role: .in, source: .subscribing(control, event),
-      thunks: .readable(keyPath, convert: nil, back: back, isControl: true))
+      isolation: isolation, thunks: .readable(keyPath, convert: nil, back: back, isControl: true))
     return self
   }
 
@@ -350,10 +384,16 @@ public struct Chain<Value> {
   ///
   /// - Parameters:
   ///   - key: The sink's name in this chain.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
   ///   - sink: The closure to call with each value.
   /// - Returns: This chain.
   @discardableResult
-  public func out(key: String, _ sink: @escaping (Value) -> Void) -> Chain {
+  public func out(
+    key: String, isolation: isolated (any Actor)? = #isolation,
+    _ sink: @escaping (Value) -> Void
+  ) -> Chain {
+    guard core.admits(isolation, adding: "out(key: \"\(key)\")") else { return self }
     let box = Sink(key: key, body: sink)
     guard let (current, replaced) = core.addSink(box) else {
       core.report(
@@ -395,10 +435,16 @@ public struct Chain<Value> {
   /// // lottery.winCode is unchanged and field.text is back to it
   /// ```
   ///
-  /// - Parameter isIncluded: Returns whether a change is accepted.
+  /// - Parameters:
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  ///   - isIncluded: Returns whether a change is accepted.
   /// - Returns: This chain.
   @discardableResult
-  public func filter(_ isIncluded: @escaping (Value) -> Bool) -> Chain {
+  public func filter(
+    isolation: isolated (any Actor)? = #isolation, _ isIncluded: @escaping (Value) -> Bool
+  ) -> Chain {
+    guard core.admits(isolation, adding: "filter") else { return self }
     if !core.addFilter(isIncluded) {
       core.report(BindingError(chain: code, member: "filter", cause: .chainInactive))
     }
@@ -416,10 +462,16 @@ public struct Chain<Value> {
   ///   .inout(field, \.text, on: .editingChanged)
   /// ```
   ///
-  /// - Parameter handler: The closure to call with each error.
+  /// - Parameters:
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  ///   - handler: The closure to call with each error.
   /// - Returns: This chain.
   @discardableResult
-  public func onError(_ handler: @escaping (BindingError) -> Void) -> Chain {
+  public func onError(
+    isolation: isolated (any Actor)? = #isolation, _ handler: @escaping (BindingError) -> Void
+  ) -> Chain {
+    guard core.admits(isolation, adding: "onError") else { return self }
     core.setErrorHandler(handler)
     return self
   }

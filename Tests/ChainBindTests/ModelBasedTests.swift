@@ -623,6 +623,7 @@ private final class Recorder {
     case .conversionFailed: errors.append("conversionFailed")
     case .backConversionFailed: errors.append("backConversionFailed")
     case .chainInactive: errors.append("chainInactive")
+    case .isolationMismatch: errors.append("isolationMismatch")
     }
   }
 }

@@ -46,6 +46,14 @@ final class BoundToken: @unchecked Sendable {
       member.isWriting = false
       return
     }
+    // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
+    // holds its chain: read without a retain of its own.
+    if Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef({
+      $0.isIsolated && !$0.admitsChange(from: member)
+    }) {
+      ChainIsolation.enqueue(newValue, from: member)
+      return
+    }
     guard let send = member.send else { return }
     withUnsafePointer(to: newValue) { send(nil, $0, member) }
   }

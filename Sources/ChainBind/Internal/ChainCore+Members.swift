@@ -23,13 +23,14 @@ extension ChainCore {
   @usableFromInline
   static func makeHead<Object: AnyObject>(
     _ object: Object, _ keyPath: KeyPath<Object, Value>, role: MemberRole, source: Source,
-    thunks: MemberThunks<Value, Object, Value>
+    isolation: (any Actor)?, thunks: MemberThunks<Value, Object, Value>
   ) -> ChainCore<Value> {
     let registry = Registry.current
     if let existing = registry.member(of: object, keyPath: keyPath),
       let chain = existing.chain as? ChainCore<Value>, chain.isActive
     {
-      chain.add(object, keyPath, role: role, source: source, thunks: thunks)
+      chain.add(
+        object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks)
       return chain
     }
     let value: Value
@@ -44,6 +45,7 @@ extension ChainCore {
       id: Registry.makeChainID(),
       head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath))
     let chain = ChainCore(registry: registry, code: code, current: value)
+    _ = chain.admits(isolation, adding: code.description)
     chain.attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: true)
     if chain.snapshotMembers().isEmpty { registry.release(chain) }
@@ -53,13 +55,18 @@ extension ChainCore {
   @usableFromInline
   func add<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
-    thunks: MemberThunks<Value, Object, Target>
+    isolation: (any Actor)?, thunks: MemberThunks<Value, Object, Target>
   ) {
+    // Before the probe: named as its current membership names it, if it has one.
+    func label() -> String {
+      (registry.member(of: object, keyPath: keyPath)?.label
+        ?? MemberLabel(keyPath: keyPath, storageKeyPath: nil)).description
+    }
     guard isActive else {
-      let label = MemberLabel(keyPath: keyPath, storageKeyPath: nil)
-      report(BindingError(chain: code, member: label.description, cause: .chainInactive))
+      report(BindingError(chain: code, member: label(), cause: .chainInactive))
       return
     }
+    guard admits(isolation, adding: label()) else { return }
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
     pruneDeadMembers()

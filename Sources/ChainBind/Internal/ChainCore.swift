@@ -15,6 +15,11 @@ class AnyChain: @unchecked Sendable {
   @exclusivity(unchecked) var members: ContiguousArray<Member> = []
   // Kept when the chain is released: errors about adding to it still reach it.
   @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
+  // The actor the chain delivers on, once something was added to it from one (Isolation.swift).
+  // Set once, under `lock`; `isolationAddress` publishes it to changes, which read it unlocked.
+  // Not an `AtomicLazyReference`: its load is not inlined, and costs about 150 instructions.
+  @exclusivity(unchecked) private var isolationStorage: ChainIsolation?
+  @usableFromInline let isolationAddress = Atomic<UInt>(0)
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
@@ -25,6 +30,54 @@ class AnyChain: @unchecked Sendable {
   }
 
   @inlinable final var isActive: Bool { active.load(ordering: .acquiring) }
+
+  @inlinable final var isIsolated: Bool { isolationAddress.load(ordering: .relaxed) != 0 }
+
+  // Whether a change `origin` made now may be delivered on this thread: the chain is not
+  // isolated, or this thread runs its actor (Isolation.swift).
+  @usableFromInline
+  final func admitsChange(from origin: Member) -> Bool {
+    let address = isolationAddress.load(ordering: .acquiring)
+    guard let pointer = UnsafeRawPointer(bitPattern: address) else { return true }
+    return Unmanaged<ChainIsolation>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+      $0.admitsChange(from: origin)
+    }
+  }
+
+  @inlinable final var isolation: ChainIsolation? {
+    // Relaxed, and a fence only when set: an acquiring load would keep the compiler from reusing
+    // values loaded before it, and cost a nonisolated change a retain.
+    let address = isolationAddress.load(ordering: .relaxed)
+    guard address != 0, let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+    atomicMemoryFence(ordering: .acquiring)
+    // Kept alive by `isolationStorage`, which never changes once set.
+    return Unmanaged<ChainIsolation>.fromOpaque(pointer).takeUnretainedValue()
+  }
+
+  // Whether something may be added to this chain from `caller`'s isolation: from no actor, or
+  // from the one the chain is isolated to, which it becomes on the first such addition. Reports
+  // the refusal otherwise (Docs/Semantics.md, "Isolation").
+  final func admits(_ caller: (any Actor)?, adding member: @autoclosure () -> String) -> Bool {
+    guard let caller else { return true }
+    let address = Unmanaged.passUnretained(caller as AnyObject).toOpaque()
+    let isolation =
+      self.isolation
+      ?? lock.run { () -> ChainIsolation in
+        if let isolation = isolationStorage { return isolation }
+        let isolation = ChainIsolation(caller)
+        isolationStorage = isolation
+        isolationAddress.store(
+          UInt(bitPattern: Unmanaged.passUnretained(isolation).toOpaque()), ordering: .releasing)
+        return isolation
+      }
+    if isolation.actorAddress == address { return true }
+    let callerName = ChainIsolation.name(of: caller)
+    report(
+      BindingError(
+        chain: code, member: member(),
+        cause: .isolationMismatch(chain: isolation.name, caller: callerName)))
+    return false
+  }
 
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }
@@ -93,13 +146,17 @@ class AnyChain: @unchecked Sendable {
     withExtendedLifetime(replaced) {}
   }
 
-  // Reports to the handler in place now (taken under the lock, called after it).
+  // Reports to the handler in place now (taken under the lock, called after it); on the chain's
+  // actor, later, when the chain is isolated to one and this runs elsewhere.
   func report(_ error: BindingError) {
-    let handler = lock.run { errorHandler }
-    if let handler {
-      handler(error)
-    } else {
+    guard let handler = lock.run({ errorHandler }) else {
       Bind.fallbackErrorHandler(error)
+      return
+    }
+    if let isolation, !isolation.isCurrent {
+      isolation.enqueue(from: nil) { handler(error) }
+    } else {
+      handler(error)
     }
   }
 
@@ -281,7 +338,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       if !accepts(value, filters) {
         // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
         // last accepted value back.
-        if origin.isAttached && isActive { write(previous, to: origin, dead: &dead) }
+        // Not when the origin has a newer change of its own queued: that one is delivered next.
+        if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
+          write(previous, to: origin, dead: &dead)
+        }
         return
       }
       // Accepted. Taken again with the new value in place, so a member or sink that a filter

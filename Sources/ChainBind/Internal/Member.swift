@@ -86,6 +86,11 @@ final class Member: @unchecked Sendable {
   // A control this member is subscribed to sent the member's event.
   func controlEventDidFire() {
     guard !isWriting, isSending, let send, let object else { return }
+    if !chain.admitsChange(from: self), let isolation = chain.isolation {
+      // Read on the actor, when the change is delivered: a control belongs to it.
+      isolation.enqueue(from: self) { [weak object] in send(object, nil, self) }
+      return
+    }
     send(object, nil, self)
   }
 

@@ -1,5 +1,11 @@
-// The one place that imports the platform's C library: a mutex, a processor yield and a write to
-// standard error, for Lock.swift and for the default error reporter.
+// The one place that imports the platform's C library: a mutex, a processor yield, a write to
+// standard error, a thread-local pointer, and whether this thread runs the main queue.
+import Dispatch
+import Synchronization
+
+#if canImport(CDispatch)
+  import CDispatch
+#endif
 #if canImport(Darwin)
   import Darwin
 #elseif canImport(Glibc)
@@ -85,3 +91,66 @@ struct ThreadLocalPointer: Sendable {
     pthread_setspecific(key, value)
   }
 }
+
+// Whether this thread runs the main queue now, and so the main actor's code: the main thread on
+// Apple platforms. Elsewhere, the main thread, or whichever thread drains the main queue (on
+// Linux, once a program calls `dispatchMain()`, the main thread exits and worker threads drain
+// it). Unlike `MainActor.assumeIsolated`, asking does not trap when the answer is no.
+enum MainQueue {
+  #if !canImport(Darwin)
+    // Set on the main queue once. Asked through `dispatch_get_specific` where it is available:
+    // `DispatchQueue.getSpecific` asks the same through a generic wrapper that costs about a
+    // thousand instructions.
+    private static let key: DispatchSpecificKey<Bool> = {
+      let key = DispatchSpecificKey<Bool>()
+      DispatchQueue.main.setSpecific(key: key, value: true)
+      return key
+    }()
+    private static let keyAddress = UInt(bitPattern: Unmanaged.passUnretained(key).toOpaque())
+  #endif
+
+  static var isCurrent: Bool {
+    #if canImport(Darwin)
+      return pthread_main_np() != 0
+    #else
+      if ThreadKind.isMainThread { return true }
+      #if canImport(CDispatch)
+        guard let key = UnsafeRawPointer(bitPattern: keyAddress) else { return false }
+        return dispatch_get_specific(key) != nil
+      #else
+        return DispatchQueue.getSpecific(key: key) != nil
+      #endif
+    #endif
+  }
+}
+
+#if !canImport(Darwin)
+  // Whether this thread is the process's main thread: the one whose kernel thread ID is the
+  // process ID. Found once, then recognised by its `pthread_self()`: a few instructions, where
+  // asking the main queue costs about 170.
+  private enum ThreadKind {
+    #if canImport(Glibc)
+      private typealias GetThreadID = @convention(c) () -> pid_t
+      // `gettid` is in the C library (glibc 2.30 and later) but not in its Swift module.
+      private static let getThreadID = UInt(bitPattern: dlsym(nil, "gettid"))
+    #endif
+
+    static var isMainThread: Bool {
+      let current = UInt(pthread_self())
+      let main = mainThreadID.load(ordering: .relaxed)
+      if main != 0 { return current == main }
+      #if canImport(Glibc)
+        if let function = UnsafeRawPointer(bitPattern: getThreadID),
+          unsafeBitCast(function, to: GetThreadID.self)() == getpid()
+        {
+          mainThreadID.store(current, ordering: .relaxed)
+          return true
+        }
+      #endif
+      return false
+    }
+  }
+
+  // `pthread_self()` of the main thread once seen; 0 until then.
+  private let mainThreadID = Atomic<UInt>(0)
+#endif

@@ -19,6 +19,8 @@
 //                                               them, release both (auto-unbind)
 //   HotPathProfile memory [N]                  binds N chains and exits with them all alive,
 //                                               for valgrind's per-allocation-site report
+//   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
+//                                               actor and set on it
 // An unknown mode prints the list of modes and exits with status 2.
 import ChainBind
 import Synchronization
@@ -106,108 +108,128 @@ func pair(_ left: HandModel, _ right: HandModel) {
   return sum
 }
 
-let args = CommandLine.arguments
-let kind = args.count > 1 ? args[1] : "chainbind"
-let n = args.count > 2 ? Int(args[2]) ?? 100_000 : 100_000
-let target = Target()
-switch kind {
-case "chainbind", "scale":
-  // "scale": 100 000 unrelated live chains first.
-  var others: [(Model, Target, Chain<Int>)] = []
-  if kind == "scale" {
-    for _ in 0..<100_000 {
-      let m = Model()
-      let t = Target()
-      others.append((m, t, Bind.inout(m, \.value).out(t, \.value)))
+// Every mode but mainactor binds from nonisolated code: chains bound from top-level code, which is
+// main-actor code, are isolated to the main actor (Docs/Semantics.md, "Isolation").
+nonisolated func profile(_ kind: String, _ n: Int) {
+  let target = Target()
+  switch kind {
+  case "chainbind", "scale":
+    // "scale": 100 000 unrelated live chains first.
+    var others: [(Model, Target, Chain<Int>)] = []
+    if kind == "scale" {
+      for _ in 0..<100_000 {
+        let m = Model()
+        let t = Target()
+        others.append((m, t, Bind.inout(m, \.value).out(t, \.value)))
+      }
     }
+    let model = Model()
+    let chain = Bind.inout(model, \.value).out(target, \.value)
+    setRepeatedly(model, n)
+    consume(chain.memberCount)
+    consume(others.count)
+  case "floor":
+    let model = HandModel()
+    observe(model, writingTo: target)
+    setRepeatedly(model, n)
+  case "floorstring":
+    let model = HandModel()
+    let text = TextTarget()
+    observe(model, writingTextTo: text)
+    setRepeatedly(model, n)
+    consume(text.text.count)
+  case "string":
+    let model = Model()
+    let text = TextTarget()
+    let chain = Bind.inout(model, \.value).out(text, \.text)
+    setRepeatedly(model, n)
+    consume(chain.memberCount + text.text.count)
+  case "filter":
+    let model = Model()
+    let text = TextTarget()
+    let chain = Bind.inout(model, \.value)
+      .filter { $0 >= 0 }
+      .out(text, \.text, convert: { String($0) })
+    setRepeatedly(model, n)
+    consume(chain.memberCount + text.text.count)
+  case "sink":
+    let model = Model()
+    var total = 0
+    let chain = Bind.inout(model, \.value).out(key: "sum") { total &+= $0 }
+    setRepeatedly(model, n)
+    consume(chain.memberCount + total)
+  case "double":
+    let model = Model()
+    let number = NumberTarget()
+    let chain = Bind.inout(model, \.value).out(number, \.number)
+    setRepeatedly(model, n)
+    consume(chain.memberCount + Int(number.number))
+  case "twoway":
+    let left = Model()
+    let right = Model()
+    let pair = Bind.inout(left, \.value).inout(right, \.value)
+    setAlternately(left, right, n)
+    consume(pair.memberCount + right.value)
+  case "floortwoway":
+    let left = HandModel()
+    let right = HandModel()
+    pair(left, right)
+    setAlternately(left, right, n)
+    consume(left.value + right.value)
+  case "boundread":
+    // The property is bound, as the sources of the other modes are.
+    let model = Model()
+    let chain = Bind.inout(model, \.value).out(target, \.value)
+    model.value = 1
+    consume(readRepeatedly(model, n) + chain.memberCount)
+  case "floorread":
+    let model = PlainModel()
+    model.value = 1
+    consume(readRepeatedly(model, n))
+  case "churn":
+    for _ in 0..<n {
+      let model = Model()
+      let target = Target()
+      consume(Bind.inout(model, \.value).out(target, \.value).memberCount)
+    }
+    consume(Bind.activeChainCount)
+  case "memory":
+    // valgrind --leak-check=full --show-leak-kinds=reachable: allocation sites with N blocks
+    // are per chain.
+    var pairs: [(Model, Target)] = []
+    var chains: [Chain<Int>] = []
+    pairs.reserveCapacity(n)
+    chains.reserveCapacity(n)
+    for _ in 0..<n { pairs.append((Model(), Target())) }
+    for (m, t) in pairs { chains.append(Bind.inout(m, \.value).out(t, \.value)) }
+    consume(pairs.count + chains.count)
+    exit(0)
+  default:
+    let modes = [
+      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
+      "floortwoway", "boundread", "floorread", "churn", "memory", "mainactor",
+    ]
+    print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
+    exit(2)
   }
+  consume(target.value)
+}
+
+// `set → 1 out` N times in a chain isolated to the main actor, set on the main actor.
+@MainActor func profileOnMainActor(_ n: Int) {
+  let target = Target()
   let model = Model()
   let chain = Bind.inout(model, \.value).out(target, \.value)
   setRepeatedly(model, n)
   consume(chain.memberCount)
-  consume(others.count)
-case "floor":
-  let model = HandModel()
-  observe(model, writingTo: target)
-  setRepeatedly(model, n)
-case "floorstring":
-  let model = HandModel()
-  let text = TextTarget()
-  observe(model, writingTextTo: text)
-  setRepeatedly(model, n)
-  consume(text.text.count)
-case "string":
-  let model = Model()
-  let text = TextTarget()
-  let chain = Bind.inout(model, \.value).out(text, \.text)
-  setRepeatedly(model, n)
-  consume(chain.memberCount + text.text.count)
-case "filter":
-  let model = Model()
-  let text = TextTarget()
-  let chain = Bind.inout(model, \.value)
-    .filter { $0 >= 0 }
-    .out(text, \.text, convert: { String($0) })
-  setRepeatedly(model, n)
-  consume(chain.memberCount + text.text.count)
-case "sink":
-  let model = Model()
-  var total = 0
-  let chain = Bind.inout(model, \.value).out(key: "sum") { total &+= $0 }
-  setRepeatedly(model, n)
-  consume(chain.memberCount + total)
-case "double":
-  let model = Model()
-  let number = NumberTarget()
-  let chain = Bind.inout(model, \.value).out(number, \.number)
-  setRepeatedly(model, n)
-  consume(chain.memberCount + Int(number.number))
-case "twoway":
-  let left = Model()
-  let right = Model()
-  let pair = Bind.inout(left, \.value).inout(right, \.value)
-  setAlternately(left, right, n)
-  consume(pair.memberCount + right.value)
-case "floortwoway":
-  let left = HandModel()
-  let right = HandModel()
-  pair(left, right)
-  setAlternately(left, right, n)
-  consume(left.value + right.value)
-case "boundread":
-  // The property is bound, as the sources of the other modes are.
-  let model = Model()
-  let chain = Bind.inout(model, \.value).out(target, \.value)
-  model.value = 1
-  consume(readRepeatedly(model, n) + chain.memberCount)
-case "floorread":
-  let model = PlainModel()
-  model.value = 1
-  consume(readRepeatedly(model, n))
-case "churn":
-  for _ in 0..<n {
-    let model = Model()
-    let target = Target()
-    consume(Bind.inout(model, \.value).out(target, \.value).memberCount)
-  }
-  consume(Bind.activeChainCount)
-case "memory":
-  // valgrind --leak-check=full --show-leak-kinds=reachable: allocation sites with N blocks
-  // are per chain.
-  var pairs: [(Model, Target)] = []
-  var chains: [Chain<Int>] = []
-  pairs.reserveCapacity(n)
-  chains.reserveCapacity(n)
-  for _ in 0..<n { pairs.append((Model(), Target())) }
-  for (m, t) in pairs { chains.append(Bind.inout(m, \.value).out(t, \.value)) }
-  consume(pairs.count + chains.count)
-  exit(0)
-default:
-  let modes = [
-    "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
-    "floortwoway", "boundread", "floorread", "churn", "memory",
-  ]
-  print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
-  exit(2)
+  consume(target.value)
 }
-consume(target.value)
+
+let args = CommandLine.arguments
+let kind = args.count > 1 ? args[1] : "chainbind"
+let n = args.count > 2 ? Int(args[2]) ?? 100_000 : 100_000
+if kind == "mainactor" {
+  profileOnMainActor(n)
+} else {
+  profile(kind, n)
+}

@@ -1,0 +1,368 @@
+import ChainBind
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+// Docs/Semantics.md, "Isolation": a chain to which something was added from an actor's
+// isolation delivers every change on that actor.
+
+/// Whether this code runs on the main actor: on the main queue, which runs the main actor's jobs.
+///
+/// Not `Thread.isMainThread`: on Linux, once a program (a test runner) calls `dispatchMain()`,
+/// the main queue, and so the main actor, runs on other threads.
+private let mainQueueMark: DispatchSpecificKey<Int> = {
+  let key = DispatchSpecificKey<Int>()
+  DispatchQueue.main.setSpecific(key: key, value: 42)
+  return key
+}()
+
+private func isOnMainActor() -> Bool {
+  DispatchQueue.getSpecific(key: mainQueueMark) == 42
+}
+
+/// A model changed from any thread, as a download or a network callback would.
+private final class Download: @unchecked Sendable {
+  @Bound var progress = 0.0
+  @Bound var title = ""
+  @Bound var threads: [Bool] = []
+}
+
+/// A main-actor view: every write records whether it ran on the main actor.
+@MainActor
+private final class ProgressLabel {
+  var text = "" {
+    didSet { writes.append(isOnMainActor()) }
+  }
+  var writes: [Bool] = []
+}
+
+/// Values a sink received, with the thread each came on, handed to the awaiting test.
+private final class Deliveries<Value: Sendable>: Sendable {
+  private let state = Mutex<(values: [Value], onMain: [Bool])>(([], []))
+  let stream: AsyncStream<Value>
+  private let continuation: AsyncStream<Value>.Continuation
+
+  init() {
+    (stream, continuation) = AsyncStream.makeStream(of: Value.self)
+  }
+
+  func record(_ value: Value) {
+    state.withLock {
+      $0.values.append(value)
+      $0.onMain.append(isOnMainActor())
+    }
+    continuation.yield(value)
+  }
+
+  var values: [Value] { state.withLock { $0.values } }
+  var onMain: [Bool] { state.withLock { $0.onMain } }
+
+  /// Waits until a value satisfying `isLast` arrives.
+  func wait(until isLast: @Sendable (Value) -> Bool) async {
+    for await value in stream where isLast(value) { return }
+  }
+}
+
+/// Runs `body` on a new thread and returns when it has finished: a change made "elsewhere".
+private func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+  let done = DispatchSemaphore(value: 0)
+  let thread = Thread {
+    body()
+    done.signal()
+  }
+  thread.start()
+  done.wait()
+}
+
+/// A custom actor that builds and changes chains inside its own isolation.
+private actor Worker {
+  let download = Download()
+  var received: [Double] = []
+
+  func bind(_ label: Label, _ arrived: Deliveries<Double>) -> ChainCode {
+    Bind.in(download, \.progress)
+      .out(label, \.value)
+      .out(key: "record") { value in
+        self.assertIsolated()
+        self.received.append(value)
+        arrived.record(value)
+      }
+      .code
+  }
+
+  func set(_ value: Double) { download.progress = value }
+
+  /// Starts (joins) a chain from `download.progress` and adds `label` to it, from this actor.
+  func add(_ label: Label, to download: Download) {
+    Bind.in(download, \.progress).out(label, \.value)
+  }
+}
+
+/// A plain (nonisolated) target.
+private final class Label: @unchecked Sendable {
+  var value = 0.0
+  var text = ""
+}
+
+@Suite("Isolation: main-actor chains deliver on the main actor")
+struct MainActorIsolationTests {
+  @Test("a change from a background thread writes a main-actor property on the main thread")
+  @MainActor
+  func backgroundChangeIsWrittenOnMain() async {
+    let download = Download()
+    let label = ProgressLabel()
+    let arrived = Deliveries<Double>()
+    let chain = Bind.in(download, \.progress)
+      .out(label, \.text)
+      .out(key: "arrived") { arrived.record($0) }
+    #expect(label.text == "0.0")  // initial sync, here and now
+    onAnotherThread { download.progress = 0.5 }
+    // Not yet: the change waits for the main actor, which this test holds.
+    #expect(label.text == "0.0")
+    await arrived.wait { $0 == 0.5 }
+    #expect(label.text == "0.5")
+    #expect(label.writes == [true, true])
+    #expect(arrived.onMain == [true, true])
+    chain.unbind()
+  }
+
+  @Test("a change made on the main thread is delivered at once")
+  @MainActor
+  func mainThreadChangeIsSynchronous() {
+    let download = Download()
+    let label = ProgressLabel()
+    Bind.in(download, \.progress).out(label, \.text)
+    download.progress = 0.25
+    #expect(label.text == "0.25")
+    #expect(label.writes == [true, true])
+  }
+
+  @Test("changes from another thread arrive in order, each one, with the last value last")
+  @MainActor
+  func backgroundChangesKeepOrder() async {
+    let download = Download()
+    let label = ProgressLabel()
+    let arrived = Deliveries<Double>()
+    let chain = Bind.in(download, \.progress)
+      .out(label, \.text)
+      .out(key: "arrived") { arrived.record($0) }
+    onAnotherThread {
+      for step in 1...200 { download.progress = Double(step) }
+    }
+    await arrived.wait { $0 == 200 }
+    #expect(arrived.values == [0] + (1...200).map(Double.init))
+    #expect(arrived.onMain.allSatisfy { $0 })
+    #expect(label.text == "200.0")
+    #expect(label.writes.allSatisfy { $0 })
+    chain.unbind()
+  }
+
+  @Test("filters, conversions, sinks and reverts run on the main actor")
+  @MainActor
+  func userCodeRunsOnMain() async {
+    let download = Download()
+    let label = ProgressLabel()
+    let filterThreads = Deliveries<Bool>()
+    let convertThreads = Deliveries<Bool>()
+    let arrived = Deliveries<Double>()
+    let chain = Bind.inout(download, \.progress)
+      .out(
+        label, \.text,
+        convert: { value in
+          convertThreads.record(isOnMainActor())
+          return "\(Int(value * 100)) %"
+        }
+      )
+      .filter { value in
+        filterThreads.record(isOnMainActor())
+        return value <= 1
+      }
+      .out(key: "arrived") { arrived.record($0) }
+    // Rejected: reverted, on the main actor, to the last accepted value.
+    onAnotherThread { download.progress = 7 }
+    // Accepted.
+    onAnotherThread { download.progress = 0.5 }
+    await arrived.wait { $0 == 0.5 }
+    #expect(download.progress == 0.5)
+    #expect(label.text == "50 %")
+    #expect(arrived.values == [0, 0.5])
+    #expect(filterThreads.values == [true, true])
+    #expect(convertThreads.values == [true, true])
+    #expect(arrived.onMain == [true, true])
+    chain.unbind()
+  }
+
+  @Test("a rejected change from another thread is reverted on the main actor")
+  @MainActor
+  func revertRunsOnMain() async {
+    let download = Download()
+    let arrived = Deliveries<[Bool]>()
+    let chain = Bind.inout(download, \.title)
+      .filter { $0.count <= 3 }
+      .out(key: "arrived") { _ in arrived.record([]) }
+    let reverted = Deliveries<Bool>()
+    let watcher = Bind.in(download, \.title).out(key: "revert") { title in
+      if title == "" { reverted.record(isOnMainActor()) }
+    }
+    onAnotherThread { download.title = "long" }
+    await reverted.wait { _ in true }
+    #expect(download.title == "")
+    #expect(reverted.values == [true])
+    chain.unbind()
+    watcher.unbind()
+  }
+
+  @Test("a change on the main thread first delivers the changes queued before it")
+  @MainActor
+  func queuedChangesComeFirst() async {
+    let download = Download()
+    let other = Download()
+    let label = ProgressLabel()
+    let arrived = Deliveries<Double>()
+    let chain = Bind.inout(download, \.progress)
+      .inout(other, \.progress)
+      .out(label, \.text)
+      .out(key: "arrived") { arrived.record($0) }
+    onAnotherThread { download.progress = 1 }
+    // The main thread changes another member before the queued change was delivered: the
+    // queued one goes first, and does not overwrite the newer value.
+    other.progress = 2
+    #expect(arrived.values == [0, 1, 2])
+    #expect(download.progress == 2)
+    #expect(other.progress == 2)
+    #expect(label.text == "2.0")
+    // The job scheduled for the queued change finds nothing left to deliver.
+    await MainActor.run {}
+    #expect(arrived.values == [0, 1, 2])
+    chain.unbind()
+  }
+
+  @Test("a member added from nonisolated code joins a main-actor chain and is written on main")
+  @MainActor
+  func nonisolatedAdditionIsAllowed() async {
+    let download = Download()
+    let label = ProgressLabel()
+    let plain = Label()
+    let arrived = Deliveries<Double>()
+    let chain = Bind.in(download, \.progress)
+      .out(label, \.text)
+      .out(key: "arrived") { arrived.record($0) }
+    let errors = addFromNonisolatedCode(plain, to: chain)
+    #expect(errors.isEmpty)
+    #expect(chain.memberCount == 3)
+    onAnotherThread { download.progress = 0.75 }
+    await arrived.wait { $0 == 0.75 }
+    #expect(plain.value == 0.75)
+    #expect(label.writes == [true, true])
+    chain.unbind()
+  }
+
+  @Test("adding from another actor is refused with an error that names both actors")
+  @MainActor
+  func otherActorIsRefused() async {
+    let download = Download()
+    let label = ProgressLabel()
+    let errors = Deliveries<BindingError>()
+    let chain = Bind.in(download, \.progress)
+      .onError { errors.record($0) }
+      .out(label, \.text)
+    let plain = Label()
+    plain.value = -1
+    await Worker().add(plain, to: download)
+    // Reported to the chain's handler, on the chain's actor: the join and the member.
+    await errors.wait { $0.member == "Label.value" }
+    let mismatch = BindingError.Cause.isolationMismatch(chain: "MainActor", caller: "Worker")
+    #expect(errors.values.map(\.cause) == [mismatch, mismatch])
+    #expect(errors.values.map(\.member) == ["Download.progress", "Label.value"])
+    #expect(errors.values.allSatisfy { $0.chain == chain.code })
+    #expect(errors.onMain == [true, true])
+    #expect(
+      errors.values.first?.description
+        == "ChainBind: chain \(chain.code), member Download.progress: the chain is isolated to"
+        + " MainActor and this was added from Worker; nothing was added")
+    #expect(plain.value == -1)  // not added, not written
+    #expect(chain.memberCount == 2)
+    download.progress = 1
+    #expect(plain.value == -1)
+    chain.unbind()
+  }
+
+  @Test("a filter, sink or error handler added from another actor is refused too")
+  @MainActor
+  func otherActorSinkAndFilterAreRefused() async {
+    let download = Download()
+    let label = ProgressLabel()
+    let errors = Deliveries<BindingError>()
+    let chain = Bind.in(download, \.progress)
+      .onError { errors.record($0) }
+      .out(label, \.text)
+    let calls = Deliveries<Double>()
+    await Worker().extend(chain, calls: calls)
+    await errors.wait { $0.member == "onError" }
+    #expect(errors.values.map(\.member) == ["filter", "out(key: \"worker\")", "onError"])
+    download.progress = 1
+    #expect(calls.values.isEmpty)
+    #expect(label.text == "1.0")
+    chain.unbind()
+  }
+}
+
+extension Worker {
+  /// Tries to add a filter, a sink and an error handler to `chain` from this actor.
+  func extend(_ chain: Chain<Double>, calls: Deliveries<Double>) {
+    chain
+      .filter { value in
+        calls.record(value)
+        return true
+      }
+      .out(key: "worker") { calls.record($0) }
+      .onError { _ in calls.record(-1) }
+  }
+}
+
+/// Adds `label` from code that is not isolated to any actor.
+private nonisolated func addFromNonisolatedCode(_ label: Label, to chain: Chain<Double>)
+  -> [BindingError]
+{
+  let errors = Mutex<[BindingError]>([])
+  chain.onError { error in errors.withLock { $0.append(error) } }
+    .out(label, \.value)
+  return errors.withLock { $0 }
+}
+
+@Suite("Isolation: nonisolated chains and other actors")
+struct NonisolatedIsolationTests {
+  @Test("a chain built from nonisolated code writes synchronously on the changing thread")
+  func nonisolatedChainIsSynchronous() {
+    let download = Download()
+    let label = Label()
+    let chain = Bind.in(download, \.progress).out(label, \.value)
+    let seen = Mutex<(value: Double, onMain: Bool)>((0, true))
+    onAnotherThread {
+      download.progress = 0.5
+      seen.withLock { $0 = (label.value, isOnMainActor()) }
+    }
+    #expect(seen.withLock { $0.value } == 0.5)
+    #expect(seen.withLock { $0.onMain } == false)
+    chain.unbind()
+  }
+
+  @Test("a chain built inside an actor delivers changes from elsewhere on that actor, in order")
+  func customActorDeliversOnIt() async {
+    let worker = Worker()
+    let label = Label()
+    let arrived = Deliveries<Double>()
+    let code = await worker.bind(label, arrived)
+    let download = worker.download
+    onAnotherThread {
+      for step in 1...50 { download.progress = Double(step) }
+    }
+    // A change made inside the actor is queued behind them (Docs/Semantics.md, "Isolation").
+    await worker.set(51)
+    await arrived.wait { $0 == 51 }
+    #expect(await worker.received == [0] + (1...51).map(Double.init))
+    #expect(label.value == 51)
+    Bind.unbind(code)
+  }
+}
