@@ -1,6 +1,6 @@
 /// The entry points of ChainBind: start chains, unbind, and inspect the registry.
 ///
-/// A chain starts from a head property with ``inout(_:_:)`` or ``in(_:_:)``; its value type is
+/// A chain starts from a head property with ``inout(_:_:isolation:)`` or ``in(_:_:isolation:)``; its value type is
 /// the head's type and its current value the head's value. Members, filters and sinks are then
 /// added with the methods of ``Chain``.
 ///
@@ -181,7 +181,7 @@ public enum Bind {
   /// ```
   public static var activeChainCount: Int { Registry.current.activeChainCount }
 
-  /// Handles the errors of chains that have no ``Chain/onError(_:)`` handler.
+  /// Handles the errors of chains that have no ``Chain/onError(isolation:_:)`` handler.
   ///
   /// By default it writes ``BindingError/description`` as one line to standard error. Replace it
   /// to send errors to your logger; set it once, early.

@@ -1,7 +1,7 @@
 /// An error in a chain: which chain, which member, and what failed.
 ///
 /// ChainBind never crashes and never writes a made-up value. When something cannot be done,
-/// it reports a `BindingError` to the chain's ``Chain/onError(_:)`` handler, or, without one,
+/// it reports a `BindingError` to the chain's ``Chain/onError(isolation:_:)`` handler, or, without one,
 /// to ``Bind/fallbackErrorHandler``, which writes one line to standard error by default.
 ///
 /// ```swift

@@ -26,7 +26,7 @@
 /// call (`\.items[index()]`) makes that call more than once.
 ///
 /// A chain is `Sendable`: any thread or actor may add to it, unbind it or ask about it. Adding
-/// to it from an actor's isolation isolates it to that actor (see ``Bind``, "Isolation").
+/// to it from an actor's code isolates it to that actor: see <doc:Threading>.
 public struct Chain<Value>: Sendable {
   @usableFromInline let core: ChainCore<Value>
 

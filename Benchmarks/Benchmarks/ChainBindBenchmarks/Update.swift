@@ -31,6 +31,19 @@ private func setOneOut() {
     measure(b, model) { m, i in m.value = i }
     blackHole((target, chain))
   }
+  // The same chain built in main-actor code, so isolated to the main actor, and set there. Here
+  // the main actor runs on the main queue's worker thread (the runner calls `dispatchMain()`), so
+  // each set asks the main queue: the dearer of the two ways ChainBind recognises the main actor.
+  Benchmark("set → 1 out: ChainBind, main-actor chain", configuration: config()) { b in
+    nonisolated(unsafe) let benchmark = b
+    await MainActor.run {
+      let model = BoundModel()
+      let target = Target()
+      let chain = Bind.inout(model, \.value).out(target, \.value)
+      measure(benchmark, model) { m, i in m.value = i }
+      blackHole((target, chain))
+    }
+  }
   Benchmark("set → 1 out: OpenCombine @Published + sink", configuration: config()) { b in
     let model = PublishedModel()
     let target = Target()

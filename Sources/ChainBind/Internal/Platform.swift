@@ -126,9 +126,11 @@ enum MainQueue {
 
 #if !canImport(Darwin)
   // Whether this thread is the process's main thread: the one whose kernel thread ID is the
-  // process ID. Found once, then recognised by its `pthread_self()`: a few instructions, where
-  // asking the main queue costs about 170.
+  // process ID. Asked with two system calls once per thread, then answered by comparing
+  // `pthread_self()` with the main thread's, or, until the main thread has asked, from a
+  // thread-local answer.
   private enum ThreadKind {
+    private static let answers = ThreadLocalPointer()
     #if canImport(Glibc)
       private typealias GetThreadID = @convention(c) () -> pid_t
       // `gettid` is in the C library (glibc 2.30 and later) but not in its Swift module.
@@ -139,18 +141,19 @@ enum MainQueue {
       let current = UInt(pthread_self())
       let main = mainThreadID.load(ordering: .relaxed)
       if main != 0 { return current == main }
+      if let answer = answers.value { return UInt(bitPattern: answer) == 1 }
+      var isMain = false
       #if canImport(Glibc)
-        if let function = UnsafeRawPointer(bitPattern: getThreadID),
-          unsafeBitCast(function, to: GetThreadID.self)() == getpid()
-        {
-          mainThreadID.store(current, ordering: .relaxed)
-          return true
+        if let function = UnsafeRawPointer(bitPattern: getThreadID) {
+          isMain = unsafeBitCast(function, to: GetThreadID.self)() == getpid()
         }
       #endif
-      return false
+      if isMain { mainThreadID.store(current, ordering: .relaxed) }
+      answers.set(UnsafeMutableRawPointer(bitPattern: isMain ? 1 : 2))
+      return isMain
     }
   }
 
-  // `pthread_self()` of the main thread once seen; 0 until then.
+  // `pthread_self()` of the main thread once it has asked; 0 until then.
   private let mainThreadID = Atomic<UInt>(0)
 #endif
