@@ -6,6 +6,10 @@ import Foundation
 /// Every value on the screen gets there through one of these chains, and every edit the user
 /// makes gets back to the model through them. Nothing else in the demo copies a value into a
 /// widget.
+///
+/// It runs on the main actor, as a view controller's setup would, so every chain it builds is
+/// isolated to the main actor: a change made on another thread reaches the widgets on it.
+@MainActor
 enum Bindings {
   /// Binds every widget of `view` to `lottery`.
   ///

@@ -6,6 +6,8 @@ enum Command: Equatable {
   case draw
   /// Sets the model's win rate directly, as code (or a server) would.
   case rate(Double)
+  /// The operator's remote console sets the model's win rate from a background thread.
+  case remote(Double)
   /// Drags the rate slider.
   case slide(Double)
   /// Flips the jackpot switch.
@@ -26,6 +28,7 @@ enum Command: Equatable {
     ("help", "show this list"),
     ("draw", "pull the lever: draw the next issue"),
     ("rate <0…1>", "set the model's win rate (the widgets follow)"),
+    ("remote <0…1>", "set the win rate from a background thread (the operator's console)"),
     ("slide <0…1>", "drag the rate slider"),
     ("switch on|off", "flip the jackpot switch (on: rate 1.0, off: rate 0.1)"),
     ("type <digits>", "type into the win-code field, one key at a time"),
@@ -64,6 +67,7 @@ enum Command: Equatable {
     case "help", "?": return try noArgument(.help)
     case "draw": return try noArgument(.draw)
     case "rate": return .rate(try fraction())
+    case "remote": return .remote(try fraction())
     case "slide": return .slide(try fraction())
     case "switch":
       let expected = "'on' or 'off', such as 'switch on'"
@@ -89,6 +93,7 @@ enum Command: Equatable {
     case .help: "help"
     case .draw: "draw"
     case .rate(let value): "rate \(value)"
+    case .remote(let value): "remote \(value)"
     case .slide(let value): "slide \(value)"
     case .switchTo(let isOn): "switch \(isOn ? "on" : "off")"
     case .type(let text): "type \(text)"

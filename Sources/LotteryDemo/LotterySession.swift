@@ -1,8 +1,14 @@
+import ChainBind
+
 /// One run of the lottery: the model, its view model, the widgets and the chains between them.
 ///
 /// It performs commands the way a user would: `slide` drags the slider, `type` presses keys in
 /// the field, `draw` asks the view model to draw. Then it presents the screen. It never copies a
 /// value into a widget; the chains set up once in `init` do.
+///
+/// It is main-actor code, like the widgets: the chains it sets up are isolated to the main actor,
+/// so a change made on another thread reaches the widgets later, on the main actor.
+@MainActor
 final class LotterySession {
   /// The draw logic and the model.
   let viewModel: LotteryViewModel
@@ -31,7 +37,7 @@ final class LotterySession {
   ///     commands under one screen.
   /// - Returns: `false` for `quit`.
   @discardableResult
-  func perform(_ command: Command, showsScreen: Bool = true) -> Bool {
+  func perform(_ command: Command, showsScreen: Bool = true) async -> Bool {
     switch command {
     case .help:
       say(Self.helpText)
@@ -48,6 +54,8 @@ final class LotterySession {
     case .rate(let rate):
       say("The model sets winRate = \(rate); the widgets follow.\n")
       lottery.winRate = rate
+    case .remote(let rate):
+      await setRateFromRemoteConsole(rate)
     case .slide(let position):
       view.rateSlider.slide(to: position)
     case .switchTo(let isOn):
@@ -91,6 +99,22 @@ final class LotterySession {
   /// Writes an error to the console, on standard output: in a session it is part of the dialog.
   func complain(_ error: CommandError) {
     console.write("! \(error.description)\n")
+  }
+
+  // The change is made on another thread, so the chain queues it for the main actor, which this
+  // code holds: the screen changes only once it awaits the delivery.
+  private func setRateFromRemoteConsole(_ rate: Double) async {
+    let lottery = self.lottery
+    let delivery = NextDelivery(on: Bind.inout(lottery, \.winRate))  // joins the chain of Bindings
+    say("  (background thread) the remote console sets lottery.winRate = \(rate)\n")
+    RemoteConsole.run { lottery.winRate = rate }
+    say(
+      "  The model holds \(lottery.winRate); the screen still shows rate \(view.rateLabel.text):"
+        + " the change waits for the main actor.\n")
+    await delivery.wait()
+    say(
+      "  (main actor) the chain delivers the change:"
+        + " the screen shows rate \(view.rateLabel.text).\n")
   }
 
   private func press(_ key: Character) {

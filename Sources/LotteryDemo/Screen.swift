@@ -1,6 +1,7 @@
 /// Draws the widgets as text: a framed screen, plain or in ANSI colours, and the animations.
 ///
 /// It only reads the widgets. What they show was put there by the chains in `Bindings`.
+@MainActor
 struct Screen {
   /// The widgets drawn.
   let view: LotteryView

@@ -2,6 +2,7 @@
 ///
 /// Each step says what the user does, shows the command an interactive user would type, and
 /// presents the screen that results.
+@MainActor
 enum Script {
   /// One step: what the user does, and the commands that do it.
   struct Step {
@@ -52,17 +53,21 @@ enum Script {
       Step(
         narration: "The user turns the switch off. The lamp keeps flashing until the next draw.",
         commands: [.switchTo(isOn: false)]),
+      Step(
+        narration:
+          "The operator's remote console sets the win rate to 0.3, from a background thread.",
+        commands: [.remote(0.3)]),
     ]
     for _ in 0..<late {
       steps.append(
-        Step(narration: "The user pulls the lever (a 1 in 10 chance).", commands: [.draw]))
+        Step(narration: "The user pulls the lever (a 3 in 10 chance).", commands: [.draw]))
     }
     steps.append(Step(narration: "The user opens the history.", commands: [.history]))
     return steps
   }
 
   /// Plays the session on `session`'s console.
-  static func play(_ session: LotterySession, seed: UInt64, rounds: Int) {
+  static func play(_ session: LotterySession, seed: UInt64, rounds: Int) async {
     let steps = steps(rounds: rounds)
     session.say(
       "ChainBind LotteryDemo: a console slot-machine lottery"
@@ -75,7 +80,7 @@ enum Script {
       }
       for (index, command) in step.commands.enumerated() {
         session.say("> \(command.typed)\n")
-        session.perform(command, showsScreen: index == step.commands.count - 1)
+        await session.perform(command, showsScreen: index == step.commands.count - 1)
       }
     }
   }

@@ -2,7 +2,7 @@ import Testing
 
 @testable import LotteryDemo
 
-@Suite struct BindingsTests {
+@Suite @MainActor struct BindingsTests {
   @Test func initialSyncFillsEveryWidget() {
     let (session, _) = makeSession()
     let view = session.view
@@ -58,11 +58,11 @@ import Testing
     }
   }
 
-  @Test func shortCodesAreRightAlignedOnTheWheels() {
+  @Test func shortCodesAreRightAlignedOnTheWheels() async {
     let (session, _) = makeSession()
-    session.perform(.winCode("7"), showsScreen: false)
-    session.perform(.rate(1), showsScreen: false)
-    session.perform(.draw, showsScreen: false)
+    await session.perform(.winCode("7"), showsScreen: false)
+    await session.perform(.rate(1), showsScreen: false)
+    await session.perform(.draw, showsScreen: false)
     #expect(session.view.rollingDisplay.wheels == ["-", "-", "7"])
   }
 }

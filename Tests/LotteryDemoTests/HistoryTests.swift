@@ -2,7 +2,7 @@ import Testing
 
 @testable import LotteryDemo
 
-@Suite struct HistoryTests {
+@Suite @MainActor struct HistoryTests {
   @Test func historyIsNewestFirst() {
     let viewModel = LotteryViewModel(seed: 3)
     let draws = (0..<4).map { _ in viewModel.draw() }
@@ -10,34 +10,34 @@ import Testing
     #expect(viewModel.lottery.history.map(\.sn) == [4, 3, 2, 1])
   }
 
-  @Test func historyListFollowsTheModel() {
+  @Test func historyListFollowsTheModel() async {
     let (session, _) = makeSession()
     #expect(session.view.historyList.draws.isEmpty)
-    session.perform(.draw)
-    session.perform(.draw)
+    await session.perform(.draw)
+    await session.perform(.draw)
     #expect(session.view.historyList.draws == session.lottery.history)
     #expect(session.view.historyList.draws.map(\.sn) == [2, 1])
   }
 
-  @Test func historyRecordsTheWinCodeEachDrawWasPlayedWith() {
+  @Test func historyRecordsTheWinCodeEachDrawWasPlayedWith() async {
     let (session, _) = makeSession()
-    session.perform(.draw)
-    session.perform(.winCode("12"))
-    session.perform(.rate(1))
-    session.perform(.draw)
+    await session.perform(.draw)
+    await session.perform(.winCode("12"))
+    await session.perform(.rate(1))
+    await session.perform(.draw)
     #expect(session.lottery.history.map(\.winCode) == ["12", "666"])
     #expect(session.lottery.history.first?.isWin == true)
   }
 
-  @Test func historyCommandListsEveryDrawNewestFirst() {
+  @Test func historyCommandListsEveryDrawNewestFirst() async {
     let (session, console) = makeSession()
-    session.perform(.history)
+    await session.perform(.history)
     #expect(console.output == "History: no draws yet.\n")
-    for _ in 0..<3 { session.perform(.draw, showsScreen: false) }
-    session.perform(.rate(1), showsScreen: false)
-    session.perform(.draw, showsScreen: false)
+    for _ in 0..<3 { await session.perform(.draw, showsScreen: false) }
+    await session.perform(.rate(1), showsScreen: false)
+    await session.perform(.draw, showsScreen: false)
     let before = console.output
-    session.perform(.history)
+    await session.perform(.history)
     let listed = console.output.dropFirst(before.count).split(separator: "\n").map(String.init)
     #expect(listed.first == "History, newest first: 4 draws, 1 win")
     #expect(listed.dropFirst().map { $0.split(separator: " ").first } == ["#4", "#3", "#2", "#1"])

@@ -2,7 +2,7 @@ import Testing
 
 @testable import LotteryDemo
 
-@Suite struct OptionsTests {
+@Suite @MainActor struct OptionsTests {
   @Test func defaults() throws {
     let options = try Options(parsing: [])
     #expect(options.seed == 2024)
@@ -17,9 +17,9 @@ import Testing
     #expect(try Options(parsing: ["-i"]).isInteractive)
   }
 
-  @Test func helpPrintsUsageAndExitsZero() {
+  @Test func helpPrintsUsageAndExitsZero() async {
     for flag in ["--help", "-h"] {
-      let (code, console) = runDemo([flag])
+      let (code, console) = await runDemo([flag])
       #expect(code == 0)
       #expect(console.output.hasPrefix("USAGE: LotteryDemo"))
       #expect(console.errors.isEmpty)
@@ -47,8 +47,8 @@ import Testing
     BadCommandLine(
       arguments: ["-i", "--rounds", "3"], message: "--rounds applies to the scripted"),
   ])
-  func badCommandLineExitsTwoWithAMessage(_ example: BadCommandLine) {
-    let (code, console) = runDemo(example.arguments)
+  func badCommandLineExitsTwoWithAMessage(_ example: BadCommandLine) async {
+    let (code, console) = await runDemo(example.arguments)
     #expect(code == 2)
     #expect(console.output.isEmpty)
     #expect(console.errors.hasPrefix("LotteryDemo: error: \(example.message)"))

@@ -3,7 +3,7 @@ import Testing
 
 @testable import LotteryDemo
 
-@Suite struct RateCouplingTests {
+@Suite @MainActor struct RateCouplingTests {
   @Test func sliderAtExactlyOneTurnsTheSwitchOn() {
     let (session, _) = makeSession()
     let view = session.view

@@ -2,29 +2,29 @@ import Testing
 
 @testable import LotteryDemo
 
-@Suite struct ScreenTests {
-  @Test func plainScreenHasNoEscapeCodesAndNoPauses() {
+@Suite @MainActor struct ScreenTests {
+  @Test func plainScreenHasNoEscapeCodesAndNoPauses() async {
     let (session, console) = makeSession()
-    session.perform(.rate(1))
-    session.perform(.draw)
+    await session.perform(.rate(1))
+    await session.perform(.draw)
     #expect(!console.output.contains("\u{1B}"))
     #expect(console.pauses == 0)
     #expect(console.output.contains("lamp (*) flashing"))
     #expect(console.output.contains("*** WIN! the lamp flashes ***"))
   }
 
-  @Test func everyLineOfTheScreenHasTheSameWidth() {
+  @Test func everyLineOfTheScreenHasTheSameWidth() async {
     let (session, _) = makeSession()
-    session.perform(.draw, showsScreen: false)
+    await session.perform(.draw, showsScreen: false)
     let lines = session.screen.lines(styled: false)
     #expect(lines.count == 11)
     #expect(Set(lines.map(\.count)) == [48])
   }
 
-  @Test func styledScreenPaintsTheBackgroundAndAnimates() {
+  @Test func styledScreenPaintsTheBackgroundAndAnimates() async {
     let (session, console) = makeSession(styled: true)
-    session.perform(.rate(1))
-    session.perform(.draw)
+    await session.perform(.rate(1))
+    await session.perform(.draw)
     // issue #2: magenta, white text
     #expect(console.output.contains("\u{1B}[0;97;45m+---"))
     // the lamp blinks on the screen's background

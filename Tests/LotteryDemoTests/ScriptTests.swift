@@ -2,9 +2,9 @@ import Testing
 
 @testable import LotteryDemo
 
-@Suite struct ScriptTests {
-  @Test func scriptedSessionShowsEveryFeature() throws {
-    let (code, console) = runDemo([])
+@Suite @MainActor struct ScriptTests {
+  @Test func scriptedSessionShowsEveryFeature() async throws {
+    let (code, console) = await runDemo([])
     #expect(code == 0)
     #expect(console.errors.isEmpty)
     let lines = console.lines
@@ -29,6 +29,22 @@ import Testing
     #expect(afterWin.first { $0.contains("won     ") }?.contains("true") == true)
     #expect(afterWin.contains("  *** WIN! the lamp flashes ***"))
 
+    // The remote console's change, made on a background thread, reached the screen only when the
+    // main actor delivered it: the screen before shows 0.1, the one after 0.3.
+    let remote = try #require(lines.firstIndex(of: "> remote 0.3"))
+    #expect(lines[..<remote].last { $0.hasPrefix("| rate ") }?.contains("0.1") == true)
+    #expect(
+      Array(lines[(remote + 1)...].prefix(3)) == [
+        "  (background thread) the remote console sets lottery.winRate = 0.3",
+        "  The model holds 0.3; the screen still shows rate 0.1:"
+          + " the change waits for the main actor.",
+        "  (main actor) the chain delivers the change: the screen shows rate 0.3.",
+      ])
+    #expect(
+      lines[remote...].first { $0.hasPrefix("| rate ") }
+        == "| rate      0.3             chance  3 in 10    |")
+    #expect(lines.filter { $0.hasSuffix("(a 3 in 10 chance).") }.count == 2)
+
     // The history at the end, newest first.
     let history = try #require(lines.firstIndex { $0.hasPrefix("History, newest first: 5 draws") })
     let rows = lines[(history + 1)...].prefix(5)
@@ -36,31 +52,39 @@ import Testing
     #expect(rows.contains("  #3    777  win code 777 WIN"))
   }
 
-  @Test func plainOutputHasNoEscapeCodesAndNoDelays() {
-    let (_, console) = runDemo([])
+  @Test func plainOutputHasNoEscapeCodesAndNoDelays() async {
+    let (_, console) = await runDemo([])
     #expect(!console.output.contains("\u{1B}"))
     #expect(console.pauses == 0)
   }
 
-  @Test func sameSeedGivesTheSameOutput() {
-    #expect(runDemo(["--seed", "7"]).console.output == runDemo(["--seed=7"]).console.output)
-    #expect(runDemo([]).console.output == runDemo(["--seed", "2024"]).console.output)
+  @Test func sameSeedGivesTheSameOutput() async {
+    let separate = await runDemo(["--seed", "7"]).console.output
+    let attached = await runDemo(["--seed=7"]).console.output
+    #expect(separate == attached)
+    let byDefault = await runDemo([]).console.output
+    let explicit = await runDemo(["--seed", "2024"]).console.output
+    #expect(byDefault == explicit)
   }
 
-  @Test func anotherSeedDrawsOtherCodes() {
-    func codes(_ arguments: [String]) -> [String] {
-      runDemo(arguments).console.lines.filter { $0.hasPrefix("  #") }
+  @Test func anotherSeedDrawsOtherCodes() async {
+    func codes(_ arguments: [String]) async -> [String] {
+      await runDemo(arguments).console.lines.filter { $0.hasPrefix("  #") }
     }
-    #expect(codes(["--seed", "1"]) != codes(["--seed", "2"]))
+    let first = await codes(["--seed", "1"])
+    let second = await codes(["--seed", "2"])
+    #expect(first != second)
   }
 
   @Test(arguments: [1, 2, 3, 8])
-  func roundsIsTheNumberOfDraws(_ rounds: Int) {
-    let (code, console) = runDemo(["--rounds", "\(rounds)"])
+  func roundsIsTheNumberOfDraws(_ rounds: Int) async {
+    let (code, console) = await runDemo(["--rounds", "\(rounds)"])
     #expect(code == 0)
     #expect(console.lines.filter { $0.hasPrefix("Drawing issue #") }.count == rounds)
     // The forced win is always there.
     #expect(console.output.contains("*** WIN! the lamp flashes ***"))
+    // So is the remote console's change.
+    #expect(console.output.contains("(main actor) the chain delivers the change"))
     #expect(console.output.contains("History, newest first: \(rounds) draw"))
   }
 }

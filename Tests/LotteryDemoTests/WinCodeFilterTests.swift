@@ -2,7 +2,7 @@ import Testing
 
 @testable import LotteryDemo
 
-@Suite struct WinCodeFilterTests {
+@Suite @MainActor struct WinCodeFilterTests {
   @Test func fourthDigitIsRejectedAndTheFieldReverts() {
     let (session, _) = makeSession()
     let field = session.view.winCodeField
@@ -35,28 +35,28 @@ import Testing
     #expect(session.lottery.winCode == "66")
   }
 
-  @Test func modelSetsAreFilteredToo() {
+  @Test func modelSetsAreFilteredToo() async {
     let (session, console) = makeSession()
-    session.perform(.winCode("1234"), showsScreen: false)
+    await session.perform(.winCode("1234"), showsScreen: false)
     #expect(session.lottery.winCode == "666")
     #expect(session.view.winCodeField.text == "666")
     #expect(console.output.contains("rejected by the filter"))
-    session.perform(.winCode("42"), showsScreen: false)
+    await session.perform(.winCode("42"), showsScreen: false)
     #expect(session.view.winCodeField.text == "42")
   }
 
-  @Test func anEmptyFieldShowsTheFallbackWinCode() {
+  @Test func anEmptyFieldShowsTheFallbackWinCode() async {
     let (session, _) = makeSession()
-    for _ in 0..<3 { session.perform(.backspace, showsScreen: false) }
+    for _ in 0..<3 { await session.perform(.backspace, showsScreen: false) }
     #expect(session.lottery.winCode == "")
     #expect(session.view.winCodeLabel.text == "666")
   }
 
-  @Test func typeCommandReportsEachKeyAndTheScreenShowsTheRevertedField() {
+  @Test func typeCommandReportsEachKeyAndTheScreenShowsTheRevertedField() async {
     let (session, console) = makeSession()
-    for _ in 0..<3 { session.perform(.backspace, showsScreen: false) }
+    for _ in 0..<3 { await session.perform(.backspace, showsScreen: false) }
     let before = console.output.count
-    session.perform(.type("7777"))
+    await session.perform(.type("7777"))
     let lines = console.output.dropFirst(before).split(separator: "\n").map(String.init)
     #expect(
       Array(lines.prefix(4)) == [

@@ -3,8 +3,10 @@ import ChainBind
 /// The lottery's state: every property a chain starts from is `@Bound`.
 ///
 /// The model knows nothing about the screen. The chains in `Bindings` carry each change to the
-/// widgets, and the widgets' edits back here.
-final class Lottery {
+/// widgets, and the widgets' edits back here. It is not main-actor code: any thread may change it,
+/// and the main-actor chains take the change to the screen on the main actor.
+// @unchecked Sendable: the remote console's thread changes it while the main actor waits for it.
+final class Lottery: @unchecked Sendable {
   /// The number of the next issue to draw.
   @Bound var sn = 1
   /// The share of winning slots, from 0 to 1.

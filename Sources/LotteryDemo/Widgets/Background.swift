@@ -1,4 +1,5 @@
 /// The screen's background, painted in one of three colours.
+@MainActor
 final class Background {
   /// The colour painted.
   var color = BackgroundColor.blue

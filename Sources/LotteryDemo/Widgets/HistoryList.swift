@@ -1,4 +1,5 @@
 /// The list of past draws, newest first.
+@MainActor
 final class HistoryList {
   /// The draws shown.
   var draws: [Draw] = []

@@ -1,4 +1,5 @@
 /// The win lamp: dark until a draw wins, then lit and flashing.
+@MainActor
 final class Lamp {
   /// Whether the lamp is off.
   var isDark = true

@@ -2,6 +2,7 @@
 ///
 /// The widgets hold no logic and are never refreshed by hand: `Bindings` wires each one to the
 /// model, and the screen only reads them.
+@MainActor
 final class LotteryView {
   /// The issue number.
   let snLabel = Label()

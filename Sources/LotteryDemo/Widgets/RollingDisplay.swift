@@ -2,6 +2,7 @@
 ///
 /// A chain hands it every drawn code (even the same code twice); it keeps the code and remembers
 /// that the wheels should roll, which the screen plays as an animation on a terminal.
+@MainActor
 final class RollingDisplay {
   /// The code on the wheels; `nil` before the first draw.
   private(set) var code: String?

@@ -1,11 +1,12 @@
 import ChainBind
 
 /// A horizontal slider from 0 to 1 that the user drags.
+@MainActor
 final class Slider: ControlEventSource {
   /// What the slider tells its chains.
   enum Event { case valueChanged }
 
-  let controlEvents = ControlEvents<Event>()
+  nonisolated let controlEvents = ControlEvents<Event>()
   /// The thumb's position, from 0 to 1.
   var value = 0.0
 

@@ -1,11 +1,12 @@
 import ChainBind
 
 /// An on/off switch the user flips.
+@MainActor
 final class Switch: ControlEventSource {
   /// What the switch tells its chains.
   enum Event { case valueChanged }
 
-  let controlEvents = ControlEvents<Event>()
+  nonisolated let controlEvents = ControlEvents<Event>()
   /// Whether the switch is on.
   var isOn = false
 

@@ -5,11 +5,12 @@ import ChainBind
 /// Each keystroke is a user edit, so the field sends `.editingChanged`; a chain bound
 /// `on: .editingChanged` then reads `text`. When a chain writes `text`, that is not an edit and
 /// nothing is sent.
+@MainActor
 final class TextField: ControlEventSource {
   /// What the field tells its chains.
   enum Event { case editingChanged }
 
-  let controlEvents = ControlEvents<Event>()
+  nonisolated let controlEvents = ControlEvents<Event>()
   /// The text in the field.
   var text = ""
 

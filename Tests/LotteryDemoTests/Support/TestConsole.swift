@@ -38,14 +38,18 @@ final class StringInput: LineReader {
 }
 
 /// Runs the demo's command line into a recording console.
-func runDemo(_ arguments: [String], input: String = "") -> (code: Int32, console: RecordingConsole)
-{
+@MainActor
+func runDemo(
+  _ arguments: [String], input: String = ""
+) async -> (code: Int32, console: RecordingConsole) {
   let console = RecordingConsole()
-  let code = LotteryDemoCLI.run(arguments: arguments, console: console, input: StringInput(input))
+  let code = await LotteryDemoCLI.run(
+    arguments: arguments, console: console, input: StringInput(input))
   return (code, console)
 }
 
 /// A session on a recording console.
+@MainActor
 func makeSession(seed: UInt64 = 2024, styled: Bool = false) -> (LotterySession, RecordingConsole) {
   let console = RecordingConsole(styled: styled)
   return (LotterySession(seed: seed, console: console), console)
