@@ -366,3 +366,158 @@ struct NonisolatedIsolationTests {
     Bind.unbind(code)
   }
 }
+
+/// Builds a chain from nonisolated code whose filter, on the change to 1, tells `entered` and
+/// waits for `proceed`: the delivering thread is held inside the chain.
+private nonisolated func holdingChain(
+  _ download: Download, entered: DispatchSemaphore, proceed: DispatchSemaphore,
+  filtered: Deliveries<Double>
+) -> Chain<Double> {
+  Bind.in(download, \.progress).filter { value in
+    filtered.record(value)
+    if value == 1 {
+      entered.signal()
+      proceed.wait()
+    }
+    return true
+  }
+}
+
+/// An actor that binds, and can be let go.
+private actor Holder {
+  func bind(_ download: Download, _ label: Label) -> Chain<Double> {
+    Bind.in(download, \.progress).out(label, \.value)
+  }
+
+  func addSink(to chain: Chain<Double>, _ calls: Deliveries<Double>) {
+    chain.out(key: "holder") { calls.record($0) }
+  }
+
+  func take(_ download: Download, _ label: Label) {
+    Bind.in(download, \.title).out(label, \.text)
+  }
+}
+
+@Suite("Isolation: a chain isolated while it delivers, and other edges", .serialized)
+struct IsolationEdgeTests {
+  @Test("a chain isolated while another thread delivers hands the delivery to the actor")
+  @MainActor
+  func isolatedDuringDelivery() async {
+    let download = Download()
+    let other = Download()
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let filtered = Deliveries<Double>()
+    let chain = holdingChain(download, entered: entered, proceed: proceed, filtered: filtered)
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+      download.progress = 1
+      done.signal()
+    }.start()
+    entered.wait()  // the other thread is inside the filter, delivering 1
+    let arrived = Deliveries<Double>()
+    chain.in(other, \.progress).out(key: "ui") { arrived.record($0) }  // isolates the chain
+    other.progress = 5  // on the main actor, while the other thread still delivers
+    proceed.signal()
+    done.wait()
+    await arrived.wait { $0 == 5 }
+    #expect(arrived.values == [0, 1, 5])
+    #expect(arrived.onMain == [true, true, true])
+    // The filter accepted 1 on the other thread, before the chain was isolated: not again.
+    #expect(filtered.values == [1, 5])
+    #expect(filtered.onMain == [false, true])
+    chain.unbind()
+  }
+
+  @Test("a change on the actor made stale by the queued changes before it is dropped")
+  @MainActor
+  func staleChangeIsDropped() async {
+    let left = Download()
+    let right = Download()
+    let chain = Bind.inout(left, \.progress).inout(right, \.progress)
+      .out(key: "policy") { value in if value == 1 { right.progress = 50 } }
+    onAnotherThread { left.progress = 1 }  // queued for the main actor
+    // Made on the main actor: the queued 1 goes first, and its sink sets `right` to 50, a newer
+    // change of `right` than this 2, which is then dropped.
+    right.progress = 2
+    #expect(left.progress == 50)
+    #expect(right.progress == 50)
+    await MainActor.run {}
+    #expect(left.progress == right.progress)
+    chain.unbind()
+  }
+
+  @Test("errors reported on the actor come after those queued for it earlier")
+  @MainActor
+  func errorsKeepOrder() async {
+    final class Plain: @unchecked Sendable {
+      var value = 0.0
+      var computed: Double { value }
+    }
+    let download = Download()
+    let first = Plain()
+    let second = Plain()
+    let errors = Deliveries<BindingError>()
+    let chain = Bind.inout(download, \.progress).onError { errors.record($0) }
+    onAnotherThread { chain.in(first, \.value) }  // nonisolated: its error waits for main
+    chain.in(second, \.computed)  // on the main actor: after the queued one
+    await errors.wait { _ in errors.values.count == 2 }
+    #expect(errors.values.map(\.cause) == [.notObservable, .notObservableOrWritable])
+    #expect(errors.onMain == [true, true])
+    chain.unbind()
+  }
+
+  @Test("a chain whose actor is deallocated is released, and its property can be bound again")
+  func deadActorReleasesChain() async {
+    let download = Download()
+    let label = Label()
+    var holder: Holder? = Holder()
+    weak let weakHolder = holder
+    let chain = await holder?.bind(download, label)
+    holder = nil
+    // The runtime lets go of an actor shortly after its last job: wait for it, without timing.
+    while weakHolder != nil { await Task.yield() }
+    download.progress = 4  // not on the (gone) actor: nothing left to deliver to
+    #expect(chain?.isActive == false)
+    #expect(label.value == 0)
+    let again = Bind.in(download, \.progress).out(label, \.value)
+    #expect(again.isActive)
+    #expect(label.value == 4)
+    again.unbind()
+  }
+
+  @Test("another actor cannot add to the chain of a deallocated actor")
+  func deadActorsChainRefusesOthers() async {
+    let download = Download()
+    var first: Holder? = Holder()
+    weak let weakFirst = first
+    let chain = Bind.in(download, \.progress)
+    let errors = Mutex<[BindingError.Cause]>([])
+    chain.onError { error in errors.withLock { $0.append(error.cause) } }
+    let firstCalls = Deliveries<Double>()
+    await first?.addSink(to: chain, firstCalls)  // isolates the chain to `first`
+    first = nil
+    while weakFirst != nil { await Task.yield() }
+    let secondCalls = Deliveries<Double>()
+    await Holder().addSink(to: chain, secondCalls)
+    #expect(secondCalls.values.isEmpty)
+    #expect(errors.withLock { $0 } == [.chainInactive])
+    #expect(!chain.isActive)
+  }
+
+  @Test("another actor cannot move a property out of an isolated chain")
+  @MainActor
+  func otherActorCannotMoveAMember() async {
+    let download = Download()
+    let errors = Deliveries<BindingError>()
+    let chain = Bind.inout(download, \.progress)
+      .onError { errors.record($0) }
+      .inout(download, \.title, convert: { "\($0)" }, back: { Double($0) })
+    #expect(chain.memberCount == 2)
+    let label = Label()
+    label.text = "untouched"
+    await Holder().take(download, label)  // a String chain: would move `title` out of this one
+    #expect(chain.memberCount == 2)
+    #expect(label.text == "untouched")
+  }
+}

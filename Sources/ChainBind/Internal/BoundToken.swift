@@ -41,18 +41,23 @@ final class BoundToken: @unchecked Sendable {
   @inlinable
   func didSet<Value>(_ newValue: Value) {
     guard let member = currentMember else { return }
-    if member.isWriting {
-      // The chain's own write (Docs/Semantics.md, "Re-entrancy").
-      member.isWriting = false
-      return
-    }
     // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
     // holds its chain: read without a retain of its own.
-    if Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef({
-      $0.isIsolated && !$0.admitsChange(from: member)
-    }) {
+    let admission = Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
+      $0.isIsolated ? $0.admission(of: member, clearingEcho: true) : .nonisolated
+    }
+    switch admission {
+    case .nonisolated:
+      if member.isWriting {
+        // The chain's own write (Docs/Semantics.md, "Re-entrancy").
+        member.isWriting = false
+        return
+      }
+    case .now: break
+    case .later:
       ChainIsolation.enqueue(newValue, from: member)
       return
+    case .dropped: return
     }
     guard let send = member.send else { return }
     withUnsafePointer(to: newValue) { send(nil, $0, member) }

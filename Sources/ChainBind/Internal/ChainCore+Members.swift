@@ -27,7 +27,7 @@ extension ChainCore {
   ) -> ChainCore<Value> {
     let registry = Registry.current
     if let existing = registry.member(of: object, keyPath: keyPath),
-      let chain = existing.chain as? ChainCore<Value>, chain.isActive
+      let chain = existing.chain as? ChainCore<Value>, chain.isUsable
     {
       chain.add(
         object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks)
@@ -46,6 +46,11 @@ extension ChainCore {
       head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath))
     let chain = ChainCore(registry: registry, code: code, current: value)
     _ = chain.admits(isolation, adding: code.description)
+    guard chain.mayTake(object, keyPath, from: isolation) else {
+      probe?.undoInstall(in: object, storage: Bound<Value>.self)
+      registry.release(chain)
+      return chain
+    }
     chain.attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: true)
     if chain.snapshotMembers().isEmpty { registry.release(chain) }
@@ -66,7 +71,9 @@ extension ChainCore {
       report(BindingError(chain: code, member: label(), cause: .chainInactive))
       return
     }
-    guard admits(isolation, adding: label()) else { return }
+    guard admits(isolation, adding: label()), mayTake(object, keyPath, from: isolation) else {
+      return
+    }
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
     pruneDeadMembers()
@@ -78,6 +85,19 @@ extension ChainCore {
     }
     attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: false)
+  }
+
+  // Whether code isolated to `caller` may move `(object, keyPath)` here from the chain it is in:
+  // not out of a chain isolated to another actor (Docs/Semantics.md, "Isolation").
+  func mayTake(_ object: AnyObject, _ keyPath: AnyKeyPath, from caller: (any Actor)?) -> Bool {
+    guard let caller, let existing = registry.member(of: object, keyPath: keyPath),
+      existing.chain !== self, existing.chain.isActive, let isolation = existing.chain.isolation,
+      !isolation.isActor(caller), !isolation.isActorGone
+    else { return true }
+    let cause = BindingError.Cause.isolationMismatch(
+      chain: isolation.name, caller: ChainIsolation.name(of: caller))
+    report(BindingError(chain: code, member: existing.label.description, cause: cause))
+    return false
   }
 
   private func attach<Object: AnyObject, Target>(

@@ -33,15 +33,24 @@ class AnyChain: @unchecked Sendable {
 
   @inlinable final var isIsolated: Bool { isolationAddress.load(ordering: .relaxed) != 0 }
 
-  // Whether a change `origin` made now may be delivered on this thread: the chain is not
-  // isolated, or this thread runs its actor (Isolation.swift).
+  // What to do with a change `origin` made now, in an isolated chain (Isolation.swift).
   @usableFromInline
-  final func admitsChange(from origin: Member) -> Bool {
+  final func admission(of origin: Member, clearingEcho: Bool) -> ChainIsolation.Admission {
     let address = isolationAddress.load(ordering: .acquiring)
-    guard let pointer = UnsafeRawPointer(bitPattern: address) else { return true }
+    guard let pointer = UnsafeRawPointer(bitPattern: address) else { return .nonisolated }
     return Unmanaged<ChainIsolation>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
-      $0.admitsChange(from: origin)
+      $0.admission(of: origin, clearingEcho: clearingEcho)
     }
+  }
+
+  // Chain lock held. The isolation, when this thread must not deliver: the chain was isolated
+  // to an actor after the change got past the setter's check, and this thread is not on it.
+  final var isolationElsewhere: ChainIsolation? {
+    let address = isolationAddress.load(ordering: .acquiring)
+    guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+    let isolation = Unmanaged<ChainIsolation>.fromOpaque(pointer)
+    return isolation._withUnsafeGuaranteedRef { $0.isCurrent }
+      ? nil : isolation.takeUnretainedValue()
   }
 
   @inlinable final var isolation: ChainIsolation? {
@@ -59,23 +68,36 @@ class AnyChain: @unchecked Sendable {
   // the refusal otherwise (Docs/Semantics.md, "Isolation").
   final func admits(_ caller: (any Actor)?, adding member: @autoclosure () -> String) -> Bool {
     guard let caller else { return true }
-    let address = Unmanaged.passUnretained(caller as AnyObject).toOpaque()
     let isolation =
       self.isolation
       ?? lock.run { () -> ChainIsolation in
         if let isolation = isolationStorage { return isolation }
-        let isolation = ChainIsolation(caller)
+        let isolation = ChainIsolation(caller, of: self)
         isolationStorage = isolation
         isolationAddress.store(
           UInt(bitPattern: Unmanaged.passUnretained(isolation).toOpaque()), ordering: .releasing)
         return isolation
       }
-    if isolation.actorAddress == address { return true }
-    let callerName = ChainIsolation.name(of: caller)
+    if isolation.isActor(caller) { return true }
+    if isolation.isActorGone {
+      // Its actor, and what that actor isolated, is gone: so is the chain.
+      registry.release(self)
+      report(BindingError(chain: code, member: member(), cause: .chainInactive))
+      return false
+    }
     report(
       BindingError(
         chain: code, member: member(),
-        cause: .isolationMismatch(chain: isolation.name, caller: callerName)))
+        cause: .isolationMismatch(chain: isolation.name, caller: ChainIsolation.name(of: caller))))
+    return false
+  }
+
+  // Whether the chain is active and may deliver: its actor, if any, is still alive. Releases a
+  // chain whose actor is gone.
+  final var isUsable: Bool {
+    guard isActive else { return false }
+    guard let isolation, isolation.isActorGone else { return true }
+    registry.release(self)
     return false
   }
 
@@ -153,10 +175,14 @@ class AnyChain: @unchecked Sendable {
       Bind.fallbackErrorHandler(error)
       return
     }
-    if let isolation, !isolation.isCurrent {
-      isolation.enqueue(from: nil) { handler(error) }
-    } else {
+    // A chain whose actor is gone reports in place: nothing would run the handler there.
+    guard let isolation, !isolation.isActorGone else { return handler(error) }
+    if isolation.isCurrent {
+      // After the errors and changes queued before it.
+      isolation.drainIfQueued()
       handler(error)
+    } else {
+      isolation.enqueue(from: nil) { handler(error) }
     }
   }
 
@@ -275,12 +301,32 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       lock.unlock()
       return
     }
+    if _slowPath(isIsolated) {
+      if origin.isAdmittedHere {
+        origin.isAdmittedHere = false
+      } else if let isolation = isolationElsewhere {
+        // Isolated after this change got past its setter's check: it goes to the actor.
+        lock.unlock()
+        isolation.enqueue(from: origin) { self.deliver(from: origin, value) }
+        return
+      }
+    }
     isDelivering = true
     var dead: [Member] = []
-    runTurn(from: origin, value, dead: &dead)
+    if runTurn(from: origin, value, dead: &dead) {
+      if !dead.isEmpty { registry.prune(dead) }
+      return
+    }
+    finishDelivery(dead: &dead)
+  }
+
+  // Delivers what was queued meanwhile, then ends the delivery. Called without the lock.
+  @inline(__always)
+  private func finishDelivery(dead: inout [Member]) {
     lock.lock()
-    if isActive && queuedCount > 0 {
-      deliverQueue(dead: &dead)
+    if isActive && queuedCount > 0 && deliverQueue(dead: &dead) {
+      if !dead.isEmpty { registry.prune(dead) }
+      return
     }
     // Lock held.
     isDelivering = false
@@ -293,19 +339,70 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     if !dead.isEmpty { registry.prune(dead) }
   }
 
-  // Chain lock held, the queue not empty; returns with the lock held. Kept out of `deliver` so
-  // that a change with nothing queued never touches a `PendingChange<Value>`.
+  // Chain lock held, the queue not empty; returns with the lock held, or returns true, unlocked,
+  // when it handed the delivery over to the chain's actor. Kept out of `deliver` so that a change
+  // with nothing queued never touches a `PendingChange<Value>`.
   @inline(never)
-  private func deliverQueue(dead: inout [Member]) {
+  private func deliverQueue(dead: inout [Member]) -> Bool {
     repeat {
+      if isIsolated, let isolation = isolationElsewhere {
+        handOff(to: isolation)
+        return true
+      }
       do {
         let pending = dequeue()
-        runTurn(from: pending.origin, pending.value, dead: &dead)
+        if runTurn(from: pending.origin, pending.value, dead: &dead) { return true }
         // `pending` is released at the end of this scope: after the turn unlocked, before the
         // lock is taken again (releasing it may run a deinit that uses this chain).
       }
       lock.lock()
     } while isActive && queuedCount > 0
+    return false
+  }
+
+  // Chain lock held; unlocks. The chain was isolated to an actor while this thread delivered:
+  // the change being delivered (if any) and every queued one go to the actor, in order, and the
+  // delivery with them (`isDelivering` stays set until the actor has delivered them).
+  @inline(never)
+  private func handOff(to isolation: ChainIsolation) {
+    handOff(ContiguousArray(), to: isolation)
+  }
+
+  // The same, for a change its filters accepted: it comes first, and they do not run again. Out
+  // of line: a `PendingChange<Value>` built in `runTurn` would look up its metadata every turn.
+  @inline(never)
+  private func handOff(accepted origin: Member, _ value: Value, to isolation: ChainIsolation) {
+    origin.pendingChanges.add(1, ordering: .relaxed)
+    handOff([PendingChange(origin: origin, value: value, isAccepted: true)], to: isolation)
+  }
+
+  private func handOff(
+    _ first: ContiguousArray<PendingChange<Value>>, to isolation: ChainIsolation
+  ) {
+    var handed = first
+    handed += queue ?? []
+    queue = nil
+    queuedCount = 0
+    lock.unlock()
+    isolation.enqueue(from: nil) { self.resumeDelivery(handed) }
+  }
+
+  // On the chain's actor: delivers changes handed over by another thread, which left the chain
+  // delivering, then what was queued meanwhile.
+  private func resumeDelivery(_ handed: ContiguousArray<PendingChange<Value>>) {
+    var dead: [Member] = []
+    for pending in handed {
+      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
+      lock.lock()
+      guard isActive else {
+        lock.unlock()
+        continue
+      }
+      // On the actor, a turn never hands off again.
+      _ = runTurn(
+        from: pending.origin, pending.value, skippingFilters: pending.isAccepted, dead: &dead)
+    }
+    finishDelivery(dead: &dead)
   }
 
   // Chain lock held; unlocks, then drops the changes still queued.
@@ -326,12 +423,17 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   //
   // The filter and sink arrays are copied only when the chain has some: asking a
   // `ContiguousArray<Sink<Value>>` anything costs a metadata lookup in unspecialized code.
-  private func runTurn(from origin: Member, _ value: Value, dead: inout [Member]) {
+  // Returns true when the turn handed the delivery over to the chain's actor.
+  @inline(__always)
+  private func runTurn(
+    from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout [Member]
+  ) -> Bool {
     let previous = current
-    let filters = filterCount > 0 ? self.filters : nil
+    let filtering = filterCount > 0 && !skippingFilters
+    let filters = filtering ? self.filters : nil
     var members = self.members
     var sinks = sinkCount > 0 ? self.sinks : nil
-    if filters == nil { current = value }  // the value it replaces is still held by `previous`
+    if !filtering { current = value }  // the value it replaces is still held by `previous`
     lock.unlock()
 
     if let filters {
@@ -342,11 +444,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
           write(previous, to: origin, dead: &dead)
         }
-        return
+        return false
       }
       // Accepted. Taken again with the new value in place, so a member or sink that a filter
       // added is in; the copies it replaces are released after unlocking.
       lock.lock()
+      if isIsolated, let isolation = isolationElsewhere {
+        // Isolated while the filters ran: what the actor added must run on it.
+        handOff(accepted: origin, value, to: isolation)
+        return true
+      }
       current = value
       let acceptedMembers = self.members
       let acceptedSinks = sinkCount > 0 ? self.sinks : nil
@@ -370,6 +477,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       }
     }
     if let sinks { call(sinks, with: value) }
+    return false
   }
 
   @inline(never)
@@ -426,6 +534,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 struct PendingChange<Value> {
   let origin: Member
   let value: Value
+  // Handed to the chain's actor after its filters accepted it: they do not run again.
+  var isAccepted = false
 }
 
 // A keyed sink. `removed` lets a delivery that already copied the sink list skip a sink that was

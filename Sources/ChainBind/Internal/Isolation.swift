@@ -14,8 +14,23 @@ import Synchronization
 // @unchecked Sendable: `state` lives in its lock; `isDraining` is touched only on the actor.
 @usableFromInline
 final class ChainIsolation: @unchecked Sendable {
-  // A change made off the actor (its member's value, captured, and the send), or an error
-  // report. The member counts it as pending until it runs: until then the chain leaves the
+  // What to do with a change a member of an isolated chain made.
+  @usableFromInline
+  enum Admission: UInt8 {
+    // The chain is not isolated: the caller checks for an echo and delivers.
+    case nonisolated
+    // Made on the actor: deliver it now (changes queued before it were delivered first).
+    case now
+    // Made elsewhere: queue it for the actor.
+    case later
+    // Made on the actor, but not a change: the chain's own write (an echo), or made stale by
+    // delivering the changes queued before it (the member changed again meanwhile, and that
+    // newer change was delivered).
+    case dropped
+  }
+
+  // A change made off the actor (its member's value, captured, and the send), or other work for
+  // the actor. The member counts it as pending until it runs: until then the chain leaves the
   // member's newer value alone (Docs/Semantics.md, "Re-entrancy").
   private struct Job {
     var origin: Member?
@@ -29,11 +44,14 @@ final class ChainIsolation: @unchecked Sendable {
   }
 
   let name: String
-  // The actor's address: its identity, compared with other isolations and the draining thread's.
-  let actorAddress: UnsafeMutableRawPointer
-  private let isMain: Bool
+  let isMain: Bool
   // Weak: a chain lives as long as its sending objects, and an actor may own them.
   private weak var actor: (any Actor)?
+  // The actor's address, to recognise the thread draining its queue; compared only while the
+  // drain holds the actor.
+  private let actorAddress: UnsafeMutableRawPointer
+  // Released when its actor (other than the main actor) is found deallocated.
+  private weak var chain: AnyChain?
   private let state = Locked(State())
   // Mirrors the number of queued jobs, so a change on the actor checks it without locking.
   private let queued = Atomic<Int>(0)
@@ -42,8 +60,9 @@ final class ChainIsolation: @unchecked Sendable {
   // The actor whose queue this thread is delivering, for actors other than the main actor.
   private static let drainingActor = ThreadLocalPointer()
 
-  init(_ actor: any Actor) {
+  init(_ actor: any Actor, of chain: AnyChain) {
     self.actor = actor
+    self.chain = chain
     actorAddress = Unmanaged.passUnretained(actor as AnyObject).toOpaque()
     isMain = actor === MainActor.shared
     name = Self.name(of: actor)
@@ -53,22 +72,45 @@ final class ChainIsolation: @unchecked Sendable {
     actor === MainActor.shared ? "MainActor" : String(describing: type(of: actor))
   }
 
-  // Whether a change `origin` made now may be delivered on this thread. Changes queued before
-  // it are delivered first (in order), without overwriting `origin`, whose change is newer.
-  func admitsChange(from origin: Member) -> Bool {
-    guard isCurrent else { return false }
-    if queued.load(ordering: .acquiring) > 0 && !isDraining {
-      origin.pendingChanges.add(1, ordering: .relaxed)
-      drain()
-      origin.pendingChanges.subtract(1, ordering: .relaxed)
-    }
-    return true
+  // Whether `caller` is this actor. By reference, not address: a dead actor's address may be
+  // reused by a new one.
+  func isActor(_ caller: any Actor) -> Bool {
+    isMain ? caller === MainActor.shared : actor.map { $0 === caller } ?? false
   }
+
+  // Whether the actor (never the main actor) was deallocated.
+  var isActorGone: Bool { !isMain && actor == nil }
 
   // Whether this thread runs on the actor now.
   var isCurrent: Bool {
     if isMain { return MainQueue.isCurrent }
     return Self.drainingActor.value == actorAddress
+  }
+
+  // The echo check comes after the actor check: `isWriting` is touched only on the actor.
+  // `clearingEcho`: a `@Bound` member's notification ends the chain's write (a setter that sets
+  // again is a change); a control's events are ignored until the write returns.
+  func admission(of origin: Member, clearingEcho: Bool) -> Admission {
+    guard isCurrent else { return .later }
+    if origin.isWriting {
+      if clearingEcho { origin.isWriting = false }
+      return .dropped
+    }
+    origin.changesOnActor &+= 1
+    if queued.load(ordering: .acquiring) > 0 && !isDraining {
+      let changes = origin.changesOnActor
+      origin.pendingChanges.add(1, ordering: .relaxed)
+      drain()
+      origin.pendingChanges.subtract(1, ordering: .relaxed)
+      if origin.changesOnActor != changes { return .dropped }
+    }
+    origin.isAdmittedHere = true
+    return .now
+  }
+
+  // On the actor: delivers what is queued, so that work done now comes after it.
+  func drainIfQueued() {
+    if queued.load(ordering: .acquiring) > 0 && !isDraining { drain() }
   }
 
   // Queues a change `origin` made off the actor, or other work for the actor; the first one of
@@ -88,8 +130,9 @@ final class ChainIsolation: @unchecked Sendable {
     } else if let actor {
       Task { await Self.drain(self, on: actor) }
     } else {
-      // The actor is gone, and with it what it isolated: nothing is left to deliver to.
+      // The actor is gone, and with it what it isolated: the chain goes too.
       dropQueue()
+      if let chain { chain.registry.release(chain) }
     }
   }
 
@@ -124,15 +167,18 @@ final class ChainIsolation: @unchecked Sendable {
   }
 
   // The next queued change, moved out of the queue: what it captured is released by the caller,
-  // after unlocking.
+  // after unlocking. The slots already run hold no-op closures, dropped in batches.
   private func takeNext() -> Job? {
     state.withLock { state -> Job? in
       guard state.next < state.jobs.count else {
-        // Only no-op closures are left in the array: releasing them runs no user code.
         state.jobs.removeAll(keepingCapacity: false)
         state.next = 0
         state.isScheduled = false
         return nil
+      }
+      if state.next >= 64 && state.next * 2 >= state.jobs.count {
+        state.jobs.removeFirst(state.next)
+        state.next = 0
       }
       var job = Job(origin: nil, run: {})
       swap(&job, &state.jobs[state.next])

@@ -12,9 +12,10 @@ enum MemberRole: UInt8, Sendable {
 // in the thunks (`MemberThunks`), built at the call site where they were specialized.
 //
 // @unchecked Sendable: the registry (any thread) holds members. `nextInObject` is guarded by the
-// registry lock, `attached` and `pendingChanges` are atomic, `role` and the thunks are fixed
-// before the member is published, and `isWriting` is touched only by the thread delivering to
-// this member's object, which the caller confines (Docs/Semantics.md, "Threading").
+// registry lock; `attached` and `pendingChanges` are atomic; `role` and the thunks are fixed
+// before the member is published; `isWriting` is touched by the thread delivering to this
+// member's object, which the caller confines, or, in an isolated chain, on its actor only, like
+// `changesOnActor` (Docs/Semantics.md, "Threading" and "Isolation").
 @usableFromInline
 final class Member: @unchecked Sendable {
   // Never retains the member's object (Docs/Semantics.md, "Lifetime"). Like every field below
@@ -45,8 +46,16 @@ final class Member: @unchecked Sendable {
   // a change (no echo). A `@Bound` setter notifies once and that clears the flag, so a setter
   // that sets the property again (a clamp in `didSet`) is a change; a control's events are
   // ignored until the write returns.
+  // In a chain isolated to an actor, touched only on the actor: a change made elsewhere is
+  // queued before this flag is read.
   @usableFromInline @exclusivity(unchecked) var isWriting = false
   @usableFromInline let attached = Atomic<Bool>(true)
+  // Changes this member made on its chain's actor, counted there: a change made on the actor
+  // while older ones are queued is dropped when delivering those made it stale (Isolation.swift).
+  @exclusivity(unchecked) var changesOnActor: UInt32 = 0
+  // Set on the actor when the member's change was found to be made there, so that delivering it
+  // does not ask again; cleared by that delivery.
+  @exclusivity(unchecked) var isAdmittedHere = false
 
   init(
     object: AnyObject, keyPath: AnyKeyPath, chain: AnyChain, role: MemberRole,
@@ -85,10 +94,14 @@ final class Member: @unchecked Sendable {
 
   // A control this member is subscribed to sent the member's event.
   func controlEventDidFire() {
-    guard !isWriting, isSending, let send, let object else { return }
-    if !chain.admitsChange(from: self), let isolation = chain.isolation {
+    guard isSending, let send, let object else { return }
+    switch chain.isIsolated ? chain.admission(of: self, clearingEcho: false) : .nonisolated {
+    case .nonisolated: if isWriting { return }
+    case .now: break
+    case .dropped: return
+    case .later:
       // Read on the actor, when the change is delivered: a control belongs to it.
-      isolation.enqueue(from: self) { [weak object] in send(object, nil, self) }
+      chain.isolation?.enqueue(from: self) { [weak object] in send(object, nil, self) }
       return
     }
     send(object, nil, self)

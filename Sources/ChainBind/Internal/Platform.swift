@@ -138,7 +138,12 @@ enum MainQueue {
     #endif
 
     static var isMainThread: Bool {
-      let current = UInt(pthread_self())
+      #if canImport(Glibc)
+        let current = UInt(pthread_self())
+      #else
+        // A pointer (musl) or a signed integer (Android, Windows' pthreads).
+        let current = UInt(bitPattern: pthread_self())
+      #endif
       let main = mainThreadID.load(ordering: .relaxed)
       if main != 0 { return current == main }
       if let answer = answers.value { return UInt(bitPattern: answer) == 1 }
