@@ -72,7 +72,7 @@ class AnyChain: @unchecked Sendable {
       self.isolation
       ?? lock.run { () -> ChainIsolation in
         if let isolation = isolationStorage { return isolation }
-        let isolation = ChainIsolation(caller, of: self)
+        let isolation = ChainIsolation(caller)
         isolationStorage = isolation
         isolationAddress.store(
           UInt(bitPattern: Unmanaged.passUnretained(isolation).toOpaque()), ordering: .releasing)
@@ -182,7 +182,7 @@ class AnyChain: @unchecked Sendable {
       isolation.drainIfQueued()
       handler(error)
     } else {
-      isolation.enqueue(from: nil) { handler(error) }
+      isolation.enqueue(from: nil, in: self) { handler(error) }
     }
   }
 
@@ -307,7 +307,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       } else if let isolation = isolationElsewhere {
         // Isolated after this change got past its setter's check: it goes to the actor.
         lock.unlock()
-        isolation.enqueue(from: origin) { self.deliver(from: origin, value) }
+        isolation.enqueue(from: origin, in: self) { self.deliver(from: origin, value) }
         return
       }
     }
@@ -384,7 +384,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     queue = nil
     queuedCount = 0
     lock.unlock()
-    isolation.enqueue(from: nil) { self.resumeDelivery(handed) }
+    isolation.enqueue(from: nil, in: self) { self.resumeDelivery(handed) }
   }
 
   // On the chain's actor: delivers changes handed over by another thread, which left the chain

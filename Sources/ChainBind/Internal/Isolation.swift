@@ -50,8 +50,6 @@ final class ChainIsolation: @unchecked Sendable {
   // The actor's address, to recognise the thread draining its queue; compared only while the
   // drain holds the actor.
   private let actorAddress: UnsafeMutableRawPointer
-  // Released when its actor (other than the main actor) is found deallocated.
-  private weak var chain: AnyChain?
   private let state = Locked(State())
   // Mirrors the number of queued jobs, so a change on the actor checks it without locking.
   private let queued = Atomic<Int>(0)
@@ -60,11 +58,11 @@ final class ChainIsolation: @unchecked Sendable {
   // The actor whose queue this thread is delivering, for actors other than the main actor.
   private static let drainingActor = ThreadLocalPointer()
 
-  init(_ actor: any Actor, of chain: AnyChain) {
-    self.actor = actor
-    self.chain = chain
-    actorAddress = Unmanaged.passUnretained(actor as AnyObject).toOpaque()
+  init(_ actor: any Actor) {
     isMain = actor === MainActor.shared
+    // Not for the main actor, which lives forever: a weak reference would give it a side table.
+    self.actor = isMain ? nil : actor
+    actorAddress = Unmanaged.passUnretained(actor as AnyObject).toOpaque()
     name = Self.name(of: actor)
   }
 
@@ -113,10 +111,11 @@ final class ChainIsolation: @unchecked Sendable {
     if queued.load(ordering: .acquiring) > 0 && !isDraining { drain() }
   }
 
-  // Queues a change `origin` made off the actor, or other work for the actor; the first one of
-  // a batch schedules the job that delivers them.
+  // Queues a change `origin` made off the actor, or other work for the actor, in `chain` (the
+  // chain that owns this isolation); the first one of a batch schedules the job that delivers
+  // them.
   @usableFromInline
-  func enqueue(from origin: Member?, _ job: @escaping () -> Void) {
+  func enqueue(from origin: Member?, in chain: AnyChain, _ job: @escaping () -> Void) {
     origin?.pendingChanges.add(1, ordering: .relaxed)
     let schedule = state.withLock { state -> Bool in
       state.jobs.append(Job(origin: origin, run: job))
@@ -132,7 +131,7 @@ final class ChainIsolation: @unchecked Sendable {
     } else {
       // The actor is gone, and with it what it isolated: the chain goes too.
       dropQueue()
-      if let chain { chain.registry.release(chain) }
+      chain.registry.release(chain)
     }
   }
 
@@ -141,7 +140,7 @@ final class ChainIsolation: @unchecked Sendable {
   @usableFromInline
   @inline(never)
   static func enqueue<Value>(_ value: Value, from member: Member) {
-    member.chain.isolation?.enqueue(from: member) {
+    member.chain.isolation?.enqueue(from: member, in: member.chain) {
       guard let send = member.send else { return }
       withUnsafePointer(to: value) { send(nil, $0, member) }
     }

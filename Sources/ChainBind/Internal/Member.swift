@@ -101,7 +101,7 @@ final class Member: @unchecked Sendable {
     case .dropped: return
     case .later:
       // Read on the actor, when the change is delivered: a control belongs to it.
-      chain.isolation?.enqueue(from: self) { [weak object] in send(object, nil, self) }
+      chain.isolation?.enqueue(from: self, in: chain) { [weak object] in send(object, nil, self) }
       return
     }
     send(object, nil, self)
