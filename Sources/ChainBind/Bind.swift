@@ -40,7 +40,7 @@ public enum Bind {
     Chain(
       core: ChainCore.makeHead(
         object, keyPath(), role: .inout, source: .property,
-        isolation: isolation, thunks: .writable(keyPath, sends: true)))
+        isolation: isolation, thunks: .writable(keyPath)))
   }
 
   /// Starts a chain from a property that only sends, or joins the chain it is in.
@@ -99,7 +99,7 @@ public enum Bind {
         control, keyPath(), role: .inout, source: .subscribing(control, event),
         isolation: isolation,
         thunks: .writable(
-          keyPath, sends: true, isControl: true)))
+          keyPath, isControl: true)))
   }
 
   /// Starts a chain from a control's property that only sends, when the control sends `event`.

@@ -31,7 +31,8 @@ extension Chain where Value: BindConvertible {
     core.add(
       object, keyPath(), role: .out, source: .property,
       isolation: isolation,
-      thunks: .writable(keyPath, convert: { Convert.automatic($0) }, back: nil))
+      thunks: .writable(
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
     return self
   }
 
@@ -185,7 +186,8 @@ extension Chain where Value == Bool {
     core.add(
       object, keyPath(), role: .out, source: .property,
       isolation: isolation,
-      thunks: .writable(keyPath, convert: Convert.negating(negated), back: nil))
+      thunks: .writable(
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 
@@ -304,7 +306,8 @@ extension Chain where Value == Bool {
     core.add(
       object, keyPath(), role: .out, source: .property,
       isolation: isolation,
-      thunks: .writable(keyPath, convert: Convert.negating(negated), back: nil))
+      thunks: .writable(
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
     return self
   }
 

@@ -100,7 +100,7 @@ public struct Chain<Value>: Sendable {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .inout, source: .property,
-      isolation: isolation, thunks: .writable(keyPath, sends: true))
+      isolation: isolation, thunks: .writable(keyPath))
     return self
   }
 
@@ -153,7 +153,7 @@ public struct Chain<Value>: Sendable {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .out, source: .property,
-      isolation: isolation, thunks: .writable(keyPath, sends: false))
+      isolation: isolation, thunks: .writable(keyPath))
     return self
   }
 
@@ -180,7 +180,7 @@ public struct Chain<Value>: Sendable {
   ) -> Chain {
     core.add(
       control, keyPath(), role: .inout, source: .subscribing(control, event),
-      isolation: isolation, thunks: .writable(keyPath, sends: true, isControl: true)
+      isolation: isolation, thunks: .writable(keyPath, isControl: true)
     )
     return self
   }

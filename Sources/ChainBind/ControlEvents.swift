@@ -92,6 +92,23 @@ public final class ControlEvents<Event: Hashable>: Sendable {
     withExtendedLifetime(live) {}
   }
 
+  // The events `member` is subscribed to, to carry them over to the member that replaces it.
+  func events(of member: Member) -> [Event] {
+    // As in `subscribe`: members loaded from their weak references are released after unlocking.
+    let (events, live) = subscriptions.withLock { subscriptions -> ([Event], [Member]) in
+      var events: [Event] = []
+      var live: [Member] = []
+      for subscription in subscriptions {
+        guard let subscribed = subscription.member else { continue }
+        live.append(subscribed)
+        if subscribed === member, let event = subscription.event { events.append(event) }
+      }
+      return (events, live)
+    }
+    withExtendedLifetime(live) {}
+    return events
+  }
+
   deinit {
     // The control is being deallocated: remove its memberships now (Docs/Semantics.md, "Lifetime").
     for subscription in subscriptions.withLock({ $0 }) {
@@ -100,6 +117,20 @@ public final class ControlEvents<Event: Hashable>: Sendable {
       }
     }
   }
+}
+
+// Subscribes a member to the events `previous`, the membership it replaces, was subscribed to;
+// nil when there are none (Docs/Semantics.md, "Join and move").
+func carriedEvents(of previous: Member, on object: AnyObject) -> ((Member) -> Void)? {
+  guard let control = object as? any ControlEventSource else { return nil }
+  func carry<Control: ControlEventSource>(_ control: Control) -> ((Member) -> Void)? {
+    let events = control.controlEvents.events(of: previous)
+    guard !events.isEmpty else { return nil }
+    return { [weak control] member in
+      for event in events { control?.controlEvents.subscribe(member, to: event) }
+    }
+  }
+  return carry(control)
 }
 
 // Registers a member for removal when its object, a control, is deallocated.

@@ -380,12 +380,25 @@ private struct ReferenceModel {
   struct Member {
     let id: Int
     let property: PropertyRef
-    let role: Role
-    let custom: Bool
+    var role: Role
+    // How the member is written and how it sends: through the closures (`true`), the plain or
+    // automatic overloads (`false`), or not at all (`nil`). Each comes from the last addition of
+    // the property that gave one (Docs/Semantics.md, "Join and move").
+    var writeCustom: Bool?
+    var sendCustom: Bool?
 
-    // Docs/Semantics.md, "What is observable" and "Details and limits": an `in` member with only
-    // `back:` cannot receive, not even a revert.
-    var canReceive: Bool { !(custom && role == .in) }
+    init(id: Int, property: PropertyRef, role: Role, custom: Bool) {
+      self.id = id
+      self.property = property
+      self.role = role
+      // Docs/Semantics.md, "What is observable" and "Details and limits": an `in` member with
+      // only `back:` cannot receive, not even a revert; an `out` member with only `convert:`
+      // cannot send.
+      writeCustom = custom && role == .in ? nil : custom
+      sendCustom = custom && role == .out ? nil : custom
+    }
+
+    var canReceive: Bool { writeCustom != nil }
   }
 
   struct ChainState {
@@ -480,7 +493,9 @@ private struct ReferenceModel {
   // §3.3, §4.3: convert; a failure skips the member; an equal value is not written.
   mutating func receive(_ member: Member, _ value: MValue) {
     guard member.canReceive, alive.contains(member.property.object) else { return }
-    guard let converted = Fixed.toMember(value, member.property.type, custom: member.custom) else {
+    guard let custom = member.writeCustom,
+      let converted = Fixed.toMember(value, member.property.type, custom: custom)
+    else {
       errors.append("conversionFailed")
       return
     }
@@ -515,24 +530,39 @@ private struct ReferenceModel {
     chain: Int, _ property: PropertyRef, _ requested: Role, custom: Bool, onEvent: Bool,
     isHead: Bool
   ) {
-    var role = requested
-    if role.sends && !isObservable(property, onEvent: onEvent) {
+    nextMemberID += 1
+    var member = Member(id: nextMemberID, property: property, role: requested, custom: custom)
+    // §7.9: a property added again to its own chain keeps its conversions where the new
+    // addition gives none.
+    let previous = membership(of: property).flatMap { $0.chain == chain ? $0.index : nil }
+      .map { chains[chain].members[$0] }
+    // A control member that sends keeps its events, and how it sends, when added again without
+    // `on:` (§7.9).
+    let carried =
+      previous.map { $0.role.sends } ?? false && !isObservable(property, onEvent: onEvent)
+    member.writeCustom = member.writeCustom ?? previous?.writeCustom
+    member.sendCustom = carried ? previous?.sendCustom : member.sendCustom ?? previous?.sendCustom
+    let observable = isObservable(property, onEvent: onEvent) || carried
+    if requested.sends && !observable {
       // §2.2: reported at bind time (a new chain's head reports to the fallback handler, which
       // this test does not watch); the member still receives when it can.
-      let canReceive = !(custom && requested == .in)
-      if !isHead { errors.append(canReceive ? "notObservable" : "notObservableOrWritable") }
-      guard canReceive else { return }
-      role = .out
+      if !isHead {
+        errors.append(member.canReceive ? "notObservable" : "notObservableOrWritable")
+      }
+      guard member.canReceive else { return }
+      member.role = .out
     }
     guard chains[chain].isActive else {
       errors.append("chainInactive")
       return
     }
-    nextMemberID += 1
-    let member = Member(id: nextMemberID, property: property, role: role, custom: custom)
+    if let previous {
+      // §7.9: the roles unite; a control keeps the events it sent on.
+      member.role = previous.role == member.role ? member.role : .inout
+    }
     if let (oldChain, index) = membership(of: property) {
       if oldChain == chain {
-        // Re-added in place: same position, new role (a join replaces the role).
+        // Re-added in place: same position.
         let old = chains[chain].members[index]
         chains[chain].members[index] = member
         if old.role.sends && !chains[chain].members.contains(where: { $0.role.sends }) {
@@ -548,7 +578,7 @@ private struct ReferenceModel {
     } else {
       chains[chain].members.append(member)
     }
-    if role.receives && !isHead { receive(member, chains[chain].current) }
+    if member.role.receives && !isHead { receive(member, chains[chain].current) }
   }
 
   // §3.1–§3.3 and §4.3: a change from a sending member.
@@ -557,7 +587,8 @@ private struct ReferenceModel {
     let origin = chains[chain].members[index]
     guard origin.role.sends else { return }
     let state = chains[chain]
-    guard let value = Fixed.toChain(raw, state.type, custom: origin.custom) else {
+    guard let custom = origin.sendCustom, let value = Fixed.toChain(raw, state.type, custom: custom)
+    else {
       errors.append("backConversionFailed")
       return
     }

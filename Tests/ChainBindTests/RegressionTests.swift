@@ -213,16 +213,19 @@ private final class DeinitAction {
     chain.unbind()
   }
 
-  @Test func reAddingTheOnlySenderAsOutReleasesTheChain() {
+  // Docs/Semantics.md, "Join and move": re-adding a member unites its roles (0.1 replaced the
+  // role, so this released the chain).
+  @Test func reAddingTheOnlySenderAsOutKeepsItSending() {
     let model = Model()
     let plain = Plain()
     let chain = Bind.inout(model, \.int).out(plain, \.int)
 
     chain.out(model, \.int)
 
-    #expect(!chain.isActive)
+    #expect(chain.isActive)
     model.int = 3
-    #expect(plain.int == 0)
+    #expect(plain.int == 3)
+    chain.unbind()
   }
 
   @Test func aMemberAddedByAFilterGetsTheAcceptedChange() {

@@ -109,17 +109,36 @@ extension ChainCore {
     case .property: isObservable = probe?.installed ?? false
     case .control: isObservable = true
     }
+    // Added again to its own chain: the roles unite, and each closure is the one given last
+    // that does the job (Docs/Semantics.md, "Join and move").
+    let previous = registry.member(of: object, keyPath: keyPath).flatMap {
+      $0.chain === self && $0.isAttached ? $0 : nil
+    }
+    // A sending role carried over keeps sending: a `@Bound` property's new member has its token,
+    // and a control's takes over the events the previous member was subscribed to, with the
+    // previous member's send closure, which reads the control.
+    var carried: ((Member) -> Void)?
+    if let previous, previous.role.sends, case .property = source {
+      carried = carriedEvents(of: previous, on: object)
+    }
+    // Not `??`: through its generic parameter, the closures would come back wrapped in
+    // reabstraction thunks, two more calls on every write and send.
+    var writeThunk = thunks.write
+    if writeThunk == nil { writeThunk = previous?.write }
+    var sendThunk = thunks.send
+    if sendThunk == nil || carried != nil { sendThunk = previous?.send }
     let member = Member(
-      object: object, keyPath: keyPath, chain: self, role: role, write: thunks.write,
-      send: thunks.send)
+      object: object, keyPath: keyPath, chain: self, role: role, write: writeThunk,
+      send: sendThunk)
     member.storageKeyPath = probe?.storageKeyPath
-    if role.sends && !isObservable {
+    if role.sends && !isObservable && carried == nil {
       // Reported at bind time; the member still receives when it can.
       let canReceive = member.write != nil
       report(member.error(canReceive ? .notObservable : .notObservableOrWritable))
       guard canReceive else { return }
       member.role = .out
     }
+    if let previous { member.role = member.role.united(with: previous.role) }
     // The registry links the token to the member once the member is attached, under its lock.
     if let probe, probe.installed { member.token = probe.token }
     switch registry.attach(member, object: object) {
@@ -138,6 +157,7 @@ extension ChainCore {
     } else if thunks.isControlObject || type(of: object) != Object.self {
       // A subclass instance may be a control where its static type is not.
       trackControl(object, member: member)
+      carried?(member)
     }
     // Initial sync; the head is where the current value came from.
     if member.role.receives && !isHead {

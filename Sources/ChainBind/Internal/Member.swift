@@ -6,6 +6,11 @@ enum MemberRole: UInt8, Sendable {
 
   @inlinable var sends: Bool { self != .out }
   @inlinable var receives: Bool { self != .in }
+
+  // Both roles together: a property added again to its chain keeps what it had.
+  func united(with other: MemberRole) -> MemberRole {
+    self == other ? self : .inout
+  }
 }
 
 // One membership: a property of an object in a chain. Not generic: what depends on the types is

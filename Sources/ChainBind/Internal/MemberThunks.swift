@@ -146,12 +146,14 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
 extension MemberThunks where Target == Value {
   @inlinable
   @inline(__always)
+  // Sends too when bound `out`: its role decides, and a join may unite it with a sending role
+  // (Docs/Semantics.md, "Join and move").
   static func writable(
-    _ keyPath: () -> ReferenceWritableKeyPath<Object, Value>, sends: Bool, isControl: Bool = false
+    _ keyPath: () -> ReferenceWritableKeyPath<Object, Value>, isControl: Bool = false
   ) -> Self {
     Self(
       read: getter(keyPath()), write: writer(keyPath()),
-      send: sends ? (isControl ? reader(keyPath()) : sender) : nil)
+      send: isControl ? reader(keyPath()) : sender)
   }
 
   @inlinable
