@@ -69,9 +69,9 @@ public struct Bound<Value> {
     // Always inlined: the key-path literals then fold into direct accesses to the storage, and
     // a read is a load plus one relaxed load of the probe gate.
     @inline(__always) get {
-      // The storage is handed to the probe only on the thread probing this very object: other
-      // threads, and reads of other objects, make no access beyond their read meanwhile.
-      if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0), BoundProbe.isProbing(instance) {
+      // The storage is handed to the probe only on a thread that is probing or collecting what
+      // a read touches: other threads make no access beyond their read meanwhile.
+      if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0), BoundProbe.isProbing() {
         BoundProbe.visit(
           instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
           bound: &instance[keyPath: storageKeyPath])

@@ -11,6 +11,10 @@ import Synchronization
 final class BoundToken: @unchecked Sendable {
   @usableFromInline let lock = SpinLock()
   @usableFromInline @exclusivity(unchecked) var member: Member?
+  // The tracked members that read this property (Tracking.swift), under `lock`; their count,
+  // for a set to check without locking.
+  @exclusivity(unchecked) var observers: ContiguousArray<TrackedSource> = []
+  @usableFromInline let observerCount = Atomic<Int>(0)
 
   init() {}
 
@@ -40,6 +44,7 @@ final class BoundToken: @unchecked Sendable {
   // The property was set to `newValue`.
   @inlinable
   func didSet<Value>(_ newValue: Value) {
+    if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
     guard let member = currentMember else { return }
     // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
     // holds its chain: read without a retain of its own.
@@ -65,6 +70,7 @@ final class BoundToken: @unchecked Sendable {
 
   deinit {
     if let member = currentMember { member.chain.registry.detach(member) }
+    if observerCount.load(ordering: .relaxed) != 0 { observersEnded() }
   }
 }
 
@@ -85,13 +91,18 @@ final class BoundProbe: @unchecked Sendable {
 
   let objectID: ObjectIdentifier
   let keyPath: AnyKeyPath
+  // Every @Bound property the read touches, on any object: the dependencies of a tracked member.
+  let collector: DependencyCollector
   let rootType: Any.Type
-  let token: BoundToken
+  let token: BoundToken?
   // The type of the property the token is for: checked before the token is used as a
   // `BoundToken<Value>`, instead of a dynamic cast.
   let valueType: Any.Type
   private(set) var visits = 0
   private(set) var installed = false
+  // The read touched @Bound properties other than the member's own one-step property: the
+  // member is tracked (Tracking.swift).
+  private(set) var isTracked = false
   private(set) var storageKeyPath: AnyKeyPath?
   // Keeps a replaced token (and so its old membership) alive until the new member is attached.
   private(set) var replacedToken: BoundToken?
@@ -101,13 +112,33 @@ final class BoundProbe: @unchecked Sendable {
   private var undo: (() -> Void)?
 
   private init(
-    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: BoundToken, valueType: Any.Type
+    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: BoundToken?, valueType: Any.Type,
+    collector: DependencyCollector
   ) {
     self.valueType = valueType
     self.objectID = objectID
     self.keyPath = keyPath
     self.rootType = type(of: keyPath).rootType
     self.token = token
+    self.collector = collector
+  }
+
+  // Runs `read` on this thread with `collector` told of every @Bound property read.
+  static func collecting<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
+    // An identity no object being read can have: the collector's, alive meanwhile.
+    let probe = BoundProbe(
+      objectID: ObjectIdentifier(collector), keyPath: \DependencyCollector.tokens, token: nil,
+      valueType: Never.self, collector: collector)
+    return probe.run(read)
+  }
+
+  private func run<Value>(_ read: () -> Value) -> Value {
+    boundProbeGate.add(1, ordering: .relaxed)
+    defer { boundProbeGate.subtract(1, ordering: .relaxed) }
+    let outer = Self.currentPointer.value
+    Self.currentPointer.set(Unmanaged.passUnretained(self).toOpaque())
+    defer { Self.currentPointer.set(outer) }
+    return withExtendedLifetime(self) { read() }
   }
 
   // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
@@ -116,22 +147,21 @@ final class BoundProbe: @unchecked Sendable {
     installing token: BoundToken
   ) -> (value: Target, probe: BoundProbe) {
     let probe = BoundProbe(
-      objectID: ObjectIdentifier(object), keyPath: keyPath, token: token, valueType: Target.self)
-    boundProbeGate.add(1, ordering: .relaxed)
-    defer { boundProbeGate.subtract(1, ordering: .relaxed) }
-    let outer = currentPointer.value
-    currentPointer.set(Unmanaged.passUnretained(probe).toOpaque())
-    defer { currentPointer.set(outer) }
-    let value = withExtendedLifetime(probe) { read(object) }
+      objectID: ObjectIdentifier(object), keyPath: keyPath, token: token, valueType: Target.self,
+      collector: DependencyCollector())
+    let value = probe.run { read(object) }
     if let inherited = probe.inheritedStoredValue, !isEqual(inherited, value) {
       probe.visits += 1
     }
-    if probe.visits > 1 {
-      // A computed property that reads several @Bound properties is not observable.
+    let touched = probe.collector.tokens.count
+    if probe.visits > 1 || (probe.installed && touched > 1) {
+      // Not the one-step property alone: a computed property, or a path through other @Bound
+      // properties. The member is tracked instead.
       probe.undo?()
       probe.installed = false
       probe.storageKeyPath = nil
     }
+    probe.isTracked = !probe.installed && touched > 0
     probe.inheritedStoredValue = nil
     return (value, probe)
   }
@@ -149,11 +179,11 @@ final class BoundProbe: @unchecked Sendable {
     installed = false
   }
 
-  // Whether this thread is probing `instance` right now.
+  // Whether this thread is probing or collecting right now.
   @usableFromInline
   @inline(never)
-  static func isProbing(_ instance: AnyObject) -> Bool {
-    current?.objectID == ObjectIdentifier(instance)
+  static func isProbing() -> Bool {
+    currentPointer.value != nil
   }
 
   // Whether `stored` is a `Target` equal to `value` (true when `Target` is not Equatable). Out of
@@ -177,7 +207,10 @@ final class BoundProbe: @unchecked Sendable {
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
     bound: inout Bound<Value>
   ) {
-    guard let probe = current, probe.objectID == ObjectIdentifier(instance) else { return }
+    guard let probe = current else { return }
+    // Before the install below: a token made here is what an undone install puts back.
+    probe.collector.visit(&bound)
+    guard let token = probe.token, probe.objectID == ObjectIdentifier(instance) else { return }
     // The member's own property, or the same property reached through a subclass key path.
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
     guard isInherited || wrappedKeyPath() == probe.keyPath else { return }
@@ -185,7 +218,7 @@ final class BoundProbe: @unchecked Sendable {
     // The member's closures take a value of the member's type: only a property of that type.
     guard probe.visits == 1, probe.valueType == Value.self else { return }
     let previous = bound.token
-    bound.token = probe.token
+    bound.token = token
     probe.replacedToken = previous
     probe.installed = true
     let storage = storageKeyPath()

@@ -52,7 +52,8 @@ extension ChainCore {
       return chain
     }
     chain.attach(
-      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: true)
+      object, keyPath, role: role, source: source, probe: probe, read: value, thunks: thunks,
+      isHead: true)
     if chain.snapshotMembers().isEmpty { registry.release(chain) }
     return chain
   }
@@ -78,13 +79,14 @@ extension ChainCore {
     // binds this property.
     pruneDeadMembers()
     var probe: BoundProbe?
+    var value: Target?
     if case .property = source {
-      probe =
-        BoundProbe.read(object, keyPath, through: thunks.read, installing: BoundToken())
-        .probe
+      let read = BoundProbe.read(object, keyPath, through: thunks.read, installing: BoundToken())
+      (value, probe) = (read.value, read.probe)
     }
     attach(
-      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: false)
+      object, keyPath, role: role, source: source, probe: probe, read: value, thunks: thunks,
+      isHead: false)
   }
 
   // Whether code isolated to `caller` may move `(object, keyPath)` here from the chain it is in:
@@ -102,11 +104,11 @@ extension ChainCore {
 
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
-    probe: BoundProbe?, thunks: MemberThunks<Value, Object, Target>, isHead: Bool
+    probe: BoundProbe?, read: Target?, thunks: MemberThunks<Value, Object, Target>, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
-    case .property: isObservable = probe?.installed ?? false
+    case .property: isObservable = probe.map { $0.installed || $0.isTracked } ?? false
     case .control: isObservable = true
     }
     // Added again to its own chain: the roles unite, and each closure is the one given last
@@ -151,6 +153,10 @@ extension ChainCore {
       return
     case .chainReleased:
       return
+    }
+    // A nested path or a computed property: observe what reading it touched.
+    if let probe, probe.isTracked, member.role.sends, let read {
+      track(member, reading: thunks.read, last: read, observing: probe.collector.tokens)
     }
     if case .control(let subscribe) = source {
       subscribe(member)

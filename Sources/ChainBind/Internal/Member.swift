@@ -42,6 +42,8 @@ final class Member: @unchecked Sendable {
   // The `@Bound` storage found when binding: names the member in messages.
   @exclusivity(unchecked) var storageKeyPath: AnyKeyPath?
   @exclusivity(unchecked) var nextInObject: Member?
+  // For a tracked member (Tracking.swift): what it observes. Set once, before changes reach it.
+  @exclusivity(unchecked) var tracked: TrackedSource?
   // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
   // the delivering thread, which must not overwrite a member's newer, queued value. With the
   // byte-sized fields below, one word.
@@ -81,6 +83,7 @@ final class Member: @unchecked Sendable {
   func markDetached() {
     attached.store(false, ordering: .releasing)
     token?.detach(self)
+    tracked?.end()
   }
 
   // Whether a change of the member goes to its chain.

@@ -1,0 +1,222 @@
+@_spi(Testing) import ChainBind
+import Testing
+
+// Docs/Semantics.md, "Tracked sources": a sending member observes every @Bound property that
+// reading its key path reads, along a path or inside a computed getter.
+
+private final class SubChild {
+  @Bound var name = "a" { didSet { nameSets += 1 } }
+  var nameSets = 0
+}
+
+private final class Child {
+  @Bound var sub = SubChild()
+}
+
+private final class People {
+  @Bound var child = Child()
+}
+
+private final class VM {
+  @Bound var people = People()
+  @Bound var maybe: People? = nil
+}
+
+private final class LoginViewModel {
+  @Bound var username = ""
+  @Bound var password = ""
+  @Bound var usesPasscode = false
+  @Bound var passcode = ""
+  var reads = 0
+  var isLoginEnabled: Bool {
+    reads += 1
+    return !username.isEmpty && password.count >= 6
+  }
+  // Reads `passcode` only when `usesPasscode`: the branch not taken is not tracked.
+  var secret: String {
+    reads += 1
+    return usesPasscode ? passcode : password
+  }
+}
+
+private final class Label {
+  var text = "" { didSet { writes += 1 } }
+  var isEnabled = false
+  var writes = 0
+}
+
+@Suite("Tracked sources: nested key paths")
+struct NestedPathTests {
+  @Test("a change of the leaf of a nested path reaches the members")
+  func leafChange() {
+    let vm = VM()
+    let label = Label()
+    let chain = Bind.in(vm, \.people.child.sub.name).out(label, \.text)
+    #expect(label.text == "a")
+    vm.people.child.sub.name = "b"
+    #expect(label.text == "b")
+    chain.unbind()
+  }
+
+  @Test("replacing a link follows the new link and forgets the old one")
+  func replacedLink() {
+    let vm = VM()
+    let label = Label()
+    let chain = Bind.in(vm, \.people.child.sub.name).out(label, \.text)
+    let old = vm.people.child.sub
+    let replacement = SubChild()
+    replacement.name = "new"
+    vm.people.child.sub = replacement
+    #expect(label.text == "new")
+    let writes = label.writes
+    old.name = "zombie"
+    #expect(label.text == "new")
+    #expect(label.writes == writes)
+    replacement.name = "newer"
+    #expect(label.text == "newer")
+    chain.unbind()
+  }
+
+  @Test("a replaced link is not kept alive")
+  func replacedLinkIsReleased() {
+    let vm = VM()
+    let label = Label()
+    let chain = Bind.in(vm, \.people.child.sub.name).out(label, \.text)
+    weak let old = vm.people.child.sub
+    vm.people.child.sub = SubChild()
+    #expect(old == nil)
+    chain.unbind()
+  }
+
+  @Test("replacing a link near the root re-subscribes the whole rest of the path")
+  func replacedRootLink() {
+    let vm = VM()
+    let label = Label()
+    let chain = Bind.in(vm, \.people.child.sub.name).out(label, \.text)
+    let oldPeople = vm.people
+    let people = People()
+    people.child.sub.name = "p2"
+    vm.people = people
+    #expect(label.text == "p2")
+    oldPeople.child.sub.name = "ignored"
+    #expect(label.text == "p2")
+    people.child.sub.name = "followed"
+    #expect(label.text == "followed")
+    chain.unbind()
+  }
+
+  @Test("an optional link reads nil while it is nil, and is followed once set")
+  func optionalLink() {
+    let vm = VM()
+    let seen = Recorder<String?>()
+    let chain = Bind.in(vm, \.maybe?.child.sub.name).out(key: "seen") { seen.values.append($0) }
+    #expect(seen.values == [nil])
+    let people = People()
+    vm.maybe = people
+    #expect(seen.values == [nil, "a"])
+    people.child.sub.name = "z"
+    #expect(seen.values == [nil, "a", "z"])
+    vm.maybe = nil
+    #expect(seen.values == [nil, "a", "z", nil])
+    chain.unbind()
+  }
+
+  @Test("a tracked member sends only when the value it reads changed")
+  func onlyChangesAreSent() {
+    let vm = VM()
+    let seen = Recorder<String>()
+    let chain = Bind.in(vm, \.people.child.sub.name).out(key: "seen") { seen.values.append($0) }
+    vm.people.child.sub.name = "a"  // equal
+    vm.people.child = Child()  // a new link with an equal value
+    #expect(seen.values == ["a"])
+    vm.people.child.sub.name = "c"
+    #expect(seen.values == ["a", "c"])
+    chain.unbind()
+  }
+
+  @Test("an inout member with a nested path is written through the leaf's setter, without echo")
+  func writtenThroughTheLeaf() {
+    let vm = VM()
+    let model = LoginViewModel()
+    let seen = Recorder<String>()
+    let chain = Bind.inout(model, \.username)
+      .inout(vm, \.people.child.sub.name)
+      .out(key: "seen") { seen.values.append($0) }
+    let sub = vm.people.child.sub
+    #expect(sub.name == "")  // initial sync, through the leaf's setter
+    let sets = sub.nameSets
+    model.username = "ann"
+    #expect(sub.name == "ann")
+    #expect(sub.nameSets == sets + 1)
+    #expect(seen.values == ["", "ann"])  // the write was not a change of its own
+    sub.name = "bob"
+    #expect(model.username == "bob")
+    #expect(seen.values == ["", "ann", "bob"])
+    chain.unbind()
+  }
+
+  @Test("the chain ends when its tracked member's object is deallocated")
+  func rootDeallocation() {
+    withIsolatedRegistry {
+      let baseline = Bind.activeChainCount
+      var vm: VM? = VM()
+      let label = Label()
+      let chain = Bind.in(vm!, \.people.child.sub.name).out(label, \.text)
+      #expect(Bind.activeChainCount == baseline + 1)
+      vm = nil
+      #expect(!chain.isActive)
+      #expect(Bind.activeChainCount == baseline)
+    }
+  }
+}
+
+@Suite("Tracked sources: computed properties")
+struct ComputedPropertyTests {
+  @Test("a computed property over @Bound properties is a source")
+  func loginEnabled() {
+    let login = LoginViewModel()
+    let button = Label()
+    let chain = Bind.in(login, \.isLoginEnabled).out(button, \.isEnabled)
+    #expect(button.isEnabled == false)
+    login.username = "ann"
+    #expect(button.isEnabled == false)
+    login.password = "secret1"
+    #expect(button.isEnabled == true)
+    login.username = ""
+    #expect(button.isEnabled == false)
+    chain.unbind()
+  }
+
+  @Test("a branch the getter did not take is not observed")
+  func branchNotTaken() {
+    let login = LoginViewModel()
+    let label = Label()
+    let chain = Bind.in(login, \.secret).out(label, \.text)
+    let reads = login.reads
+    login.passcode = "1234"  // not read: usesPasscode is false
+    #expect(login.reads == reads)
+    login.usesPasscode = true  // now the getter reads passcode, and not password
+    #expect(label.text == "1234")
+    let readsAfter = login.reads
+    login.password = "unread"
+    #expect(login.reads == readsAfter)
+    login.passcode = "5678"
+    #expect(label.text == "5678")
+    chain.unbind()
+  }
+
+  @Test("a one-step @Bound member still sends every set, even of an equal value")
+  func flatMemberSendsEverySet() {
+    let login = LoginViewModel()
+    let seen = Recorder<String>()
+    let chain = Bind.in(login, \.username).out(key: "seen") { seen.values.append($0) }
+    login.username = ""
+    login.username = ""
+    #expect(seen.values == ["", "", ""])
+    chain.unbind()
+  }
+}
+
+private final class Recorder<Value> {
+  var values: [Value] = []
+}
