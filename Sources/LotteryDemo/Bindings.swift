@@ -11,11 +11,15 @@ import Foundation
 /// isolated to the main actor: a change made on another thread reaches the widgets on it.
 @MainActor
 enum Bindings {
-  /// Binds every widget of `view` to `lottery`.
+  /// Binds every widget of `view` to `viewModel` and its model.
   ///
   /// The chains hold neither the model nor the widgets: they live as long as the model does and
   /// drop a widget the moment it is deallocated.
-  static func connect(_ lottery: Lottery, to view: LotteryView) {
+  ///
+  /// - Returns: The win rate's chain, whose deliveries the remote console waits for.
+  @discardableResult
+  static func connect(_ viewModel: LotteryViewModel, to view: LotteryView) -> Chain<Double> {
+    let lottery = viewModel.lottery
     // The issue number: Int -> String for the label (automatic conversion), and a colour for the
     // background (a conversion of our own).
     Bind.inout(lottery, \.sn)
@@ -25,9 +29,9 @@ enum Bindings {
     // The win rate, shown twice and edited two ways. The slider sends on .valueChanged; the
     // switch reads "rate is 1.0" and writes 1.0 (on) or 0.1 (off), so the slider at exactly 1.0
     // turns the switch on and the switch moves the slider. One chain: no loop, no echo.
-    Bind.inout(lottery, \.winRate)
+    let rate = Bind.inout(lottery, \.winRate)
       .out(view.rateLabel, \.text, convert: { String(format: "%.1f", $0) })
-      .out(view.chanceLabel, \.text, convert: { chance(forRate: $0) })
+      .out(view.chanceLabel, \.text, convert: { LotteryViewModel.chance(forRate: $0) })
       .inout(view.rateSlider, \.value, on: .valueChanged)
       .inout(
         view.jackpotSwitch, \.isOn, on: .valueChanged,
@@ -60,10 +64,12 @@ enum Bindings {
     // The history is read-only outside the model, so it is an `in` head: it sends, never receives.
     Bind.in(lottery, \.history)
       .out(view.historyList, \.draws)
-  }
 
-  /// The chance to win at `rate`, as "3 in 10".
-  static func chance(forRate rate: Double) -> String {
-    "\(SlotMachine.winningSlotCount(forRate: rate)) in \(SlotMachine.slotCount)"
+    // The status line is a computed property of the view model: the chain observes the history,
+    // the rate and the win code it reads, so no code recomputes it after a draw or an edit. Bound
+    // last: binding one of those properties afterwards would hide its changes from this chain.
+    Bind.in(viewModel, \.status)
+      .out(view.statusLabel, \.text)
+    return rate
   }
 }

@@ -15,12 +15,13 @@ final class LotterySession {
   /// The widgets.
   let view = LotteryView()
   private let console: Console
+  private let rateChain: Chain<Double>
 
   /// Creates the session and binds the widgets to the model.
   init(seed: UInt64, console: Console) {
     self.viewModel = LotteryViewModel(seed: seed)
     self.console = console
-    Bindings.connect(viewModel.lottery, to: view)
+    rateChain = Bindings.connect(viewModel, to: view)
   }
 
   /// The model.
@@ -105,7 +106,9 @@ final class LotterySession {
   // code holds: the screen changes only once it awaits the delivery.
   private func setRateFromRemoteConsole(_ rate: Double) async {
     let lottery = self.lottery
-    let delivery = NextDelivery(on: Bind.inout(lottery, \.winRate))  // joins the chain of Bindings
+    // The chain Bindings made, not `Bind.inout(lottery, \.winRate)` again: joining winRate anew
+    // would stop the status line, which reads it, from seeing its changes.
+    let delivery = NextDelivery(on: rateChain)
     say("  (background thread) the remote console sets lottery.winRate = \(rate)\n")
     RemoteConsole.run { lottery.winRate = rate }
     say(

@@ -23,6 +23,7 @@ struct Screen {
       row(cell("rate", view.rateLabel.text), cell("chance", view.chanceLabel.text, name: 8)),
       row(cell("slider", sliderText), cell("switch", switchText, name: 8)),
       cell("history", historySummary),
+      cell("status", view.statusLabel.text),
     ]
     let border = "+" + String(repeating: "-", count: Self.innerWidth + 2) + "+"
     let framed =

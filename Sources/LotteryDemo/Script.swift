@@ -27,7 +27,9 @@ enum Script {
     }
     steps.append(
       Step(
-        narration: "The user drags the slider to 0.5: the rate label and the chance follow.",
+        narration:
+          "The user drags the slider to 0.5: the rate label, the chance and the computed status"
+          + " line follow.",
         commands: [.slide(0.5)]))
     if early >= 2 {
       steps.append(

@@ -17,7 +17,7 @@ import Testing
     let (session, _) = makeSession()
     await session.perform(.draw, showsScreen: false)
     let lines = session.screen.lines(styled: false)
-    #expect(lines.count == 11)
+    #expect(lines.count == 12)
     #expect(Set(lines.map(\.count)) == [48])
   }
 

@@ -12,6 +12,16 @@ import Testing
       lines.first == "ChainBind LotteryDemo: a console slot-machine lottery (seed 2024, 5 draws).")
     #expect(lines.filter { $0.hasPrefix("Drawing issue #") }.count == 5)
 
+    // The status line, computed from the rate among others, followed the slider to 0.5.
+    let half = try #require(lines.firstIndex(of: "> slide 0.5"))
+    #expect(lines[half - 1].contains("the computed status line follow"))
+    #expect(
+      lines[..<half].last { $0.hasPrefix("| status ") }
+        == "| status    last draw lost; 666 wins 1 in 10   |")
+    #expect(
+      lines[half...].first { $0.hasPrefix("| status ") }
+        == "| status    last draw lost; 666 wins 5 in 10   |")
+
     // The slider at 1.0 turned the switch on.
     let slide = try #require(lines.firstIndex(of: "> slide 1.0"))
     #expect(lines[slide...].first { $0.contains("switch  ") }?.contains("[on ]") == true)
@@ -43,6 +53,9 @@ import Testing
     #expect(
       lines[remote...].first { $0.hasPrefix("| rate ") }
         == "| rate      0.3             chance  3 in 10    |")
+    #expect(
+      lines[remote...].first { $0.hasPrefix("| status ") }
+        == "| status    last draw won; 777 wins 3 in 10    |")
     #expect(lines.filter { $0.hasSuffix("(a 3 in 10 chance).") }.count == 2)
 
     // The history at the end, newest first.

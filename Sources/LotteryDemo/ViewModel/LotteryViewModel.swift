@@ -1,4 +1,4 @@
-/// The lottery's behaviour: it draws, and writes the outcome into the model.
+/// The lottery's behaviour: it draws, writes the outcome into the model, and words the status.
 ///
 /// It never touches a widget. The chains in `Bindings` take each change of the model to the
 /// screen, so a draw is four assignments and nothing else.
@@ -11,6 +11,23 @@ final class LotteryViewModel {
   init(lottery: Lottery = Lottery(), seed: UInt64) {
     self.lottery = lottery
     self.generator = SplitMix64(seed: seed)
+  }
+
+  /// The status line: how the last draw went and what the next one plays for, as
+  /// "last draw lost; 777 wins 3 in 10".
+  ///
+  /// A plain computed property: the chain bound to it observes the model's properties it reads,
+  /// and sends only when the sentence changes. It reads nothing but the model, because the chain
+  /// re-reads it on the thread that changed the model (the remote console's, too).
+  var status: String {
+    let last = lottery.history.first.map { $0.isWin ? "last draw won" : "last draw lost" }
+    let winCode = SlotMachine.effectiveWinCode(lottery.winCode)
+    return "\(last ?? "no draw yet"); \(winCode) wins \(Self.chance(forRate: lottery.winRate))"
+  }
+
+  /// The chance to win at `rate`, as "3 in 10".
+  static func chance(forRate rate: Double) -> String {
+    "\(SlotMachine.winningSlotCount(forRate: rate)) in \(SlotMachine.slotCount)"
   }
 
   /// Draws the current issue: fills the slots, picks one uniformly, and updates the model.

@@ -30,4 +30,6 @@ final class LotteryView {
   let lamp = Lamp()
   /// The past draws.
   let historyList = HistoryList()
+  /// The status line, as "last draw lost; 777 wins 3 in 10".
+  let statusLabel = Label()
 }
