@@ -35,7 +35,7 @@ source "$(dirname "$0")/hotpath-lib.sh"
 baseline="$hotpath_dir/hotpath-baseline.txt"
 allocation_modes=(chainbind mainactor floor string floorstring double filter sink twoway floortwoway
   boundread floorread)
-instruction_modes=(chainbind mainactor string double filter sink twoway boundread)
+instruction_modes=(chainbind mainactor string double filter sink twoway boundread nested computed)
 # Instruction counts depend on the toolchain, the C library and valgrind: the baseline records
 # them, and a different setup gets a warning (not a failure).
 setup="$(swift --version 2>/dev/null | head -n 1); $(uname -m); $(valgrind --version)"

@@ -31,7 +31,7 @@ for argument in "$@"; do
   esac
 done
 [ ${#modes[@]} -eq 0 ] && modes=(chainbind mainactor floor scale string floorstring double filter sink twoway
-  floortwoway boundread floorread churn memory)
+  floortwoway boundread floorread nested computed floorcomputed churn memory)
 
 hotpath_build
 declare -A costs=()

@@ -205,6 +205,21 @@ struct ComputedPropertyTests {
     chain.unbind()
   }
 
+  @Test("binding a property a tracked member reads does not hide its changes from it")
+  func bindingADependencyKeepsItObserved() {
+    let login = LoginViewModel()
+    let button = Label()
+    let chain = Bind.in(login, \.isLoginEnabled).out(button, \.isEnabled)
+    let other = Bind.inout(login, \.password).out(key: "x") { _ in }
+    let again = Bind.inout(login, \.password)  // a join
+    login.username = "ann"
+    login.password = "secret1"
+    #expect(button.isEnabled == true)
+    chain.unbind()
+    other.unbind()
+    again.unbind()
+  }
+
   @Test("a one-step @Bound member still sends every set, even of an equal value")
   func flatMemberSendsEverySet() {
     let login = LoginViewModel()

@@ -103,9 +103,14 @@ final class BoundProbe: @unchecked Sendable {
   // The read touched @Bound properties other than the member's own one-step property: the
   // member is tracked (Tracking.swift).
   private(set) var isTracked = false
+  // The read accessed properties of `@Observable` classes: their callback's ticket.
+  private(set) var observationTicket: ObservationTicket?
   private(set) var storageKeyPath: AnyKeyPath?
-  // Keeps a replaced token (and so its old membership) alive until the new member is attached.
+  // The token the storage held before the probe: the one an undone install puts back.
   private(set) var replacedToken: BoundToken?
+  // The token the member is linked to: the storage's own when it had one (tracked members may
+  // observe it, and its old membership is detached by identity), else the probe's, installed.
+  private(set) var memberToken: BoundToken?
   // For a match through a subclass key path: the storage's value, to check against what the key
   // path read (a subclass's computed property over one inherited @Bound property is no match).
   private var inheritedStoredValue: Any?
@@ -142,26 +147,37 @@ final class BoundProbe: @unchecked Sendable {
   }
 
   // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
+  // `sends`: the member may send, so `@Observable` properties it reads matter.
   static func read<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, through read: (Object) -> Target,
-    installing token: BoundToken
+    installing token: BoundToken, sends: Bool
   ) -> (value: Target, probe: BoundProbe) {
     let probe = BoundProbe(
       objectID: ObjectIdentifier(object), keyPath: keyPath, token: token, valueType: Target.self,
       collector: DependencyCollector())
-    let value = probe.run { read(object) }
+    var value = probe.run { read(object) }
     if let inherited = probe.inheritedStoredValue, !isEqual(inherited, value) {
       probe.visits += 1
     }
-    let touched = probe.collector.tokens.count
-    if probe.visits > 1 || (probe.installed && touched > 1) {
+    // The @Bound properties the read touched: the member's own (installed), and the others.
+    let touched = probe.collector.tokens.count + (probe.installed ? 1 : 0)
+    if sends && (!probe.installed || touched > 1 || probe.visits > 1) {
+      // Not the one-step @Bound property alone, which reads nothing else: read again, watching
+      // for properties of `@Observable` classes (the first read, for the common case, does not
+      // pay for Observation's tracking).
+      let ticket: ObservationTicket?
+      (value, ticket) = ObservationTicket.observing(for: nil) { read(object) }
+      probe.observationTicket = ticket
+    }
+    let ticket = probe.observationTicket
+    if probe.visits > 1 || (probe.installed && (touched > 1 || ticket != nil)) {
       // Not the one-step property alone: a computed property, or a path through other @Bound
       // properties. The member is tracked instead.
       probe.undo?()
       probe.installed = false
       probe.storageKeyPath = nil
     }
-    probe.isTracked = !probe.installed && touched > 0
+    probe.isTracked = !probe.installed && (touched > 0 || ticket != nil)
     probe.inheritedStoredValue = nil
     return (value, probe)
   }
@@ -208,17 +224,21 @@ final class BoundProbe: @unchecked Sendable {
     bound: inout Bound<Value>
   ) {
     guard let probe = current else { return }
-    // Before the install below: a token made here is what an undone install puts back.
-    probe.collector.visit(&bound)
-    guard let token = probe.token, probe.objectID == ObjectIdentifier(instance) else { return }
+    // Any other @Bound property the read touches is a dependency of a tracked member.
+    guard let token = probe.token, probe.objectID == ObjectIdentifier(instance) else {
+      return probe.collector.visit(&bound)
+    }
     // The member's own property, or the same property reached through a subclass key path.
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
-    guard isInherited || wrappedKeyPath() == probe.keyPath else { return }
+    guard isInherited || wrappedKeyPath() == probe.keyPath else {
+      return probe.collector.visit(&bound)
+    }
     probe.visits += 1
     // The member's closures take a value of the member's type: only a property of that type.
     guard probe.visits == 1, probe.valueType == Value.self else { return }
     let previous = bound.token
-    bound.token = token
+    if previous == nil { bound.token = token }
+    probe.memberToken = previous ?? token
     probe.replacedToken = previous
     probe.installed = true
     let storage = storageKeyPath()

@@ -38,7 +38,7 @@ extension ChainCore {
     switch source {
     case .property:
       (value, probe) = BoundProbe.read(
-        object, keyPath, through: thunks.read, installing: BoundToken())
+        object, keyPath, through: thunks.read, installing: BoundToken(), sends: role.sends)
     case .control: value = thunks.read(object)
     }
     let code = ChainCode(
@@ -52,8 +52,7 @@ extension ChainCore {
       return chain
     }
     chain.attach(
-      object, keyPath, role: role, source: source, probe: probe, read: value, thunks: thunks,
-      isHead: true)
+      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: true)
     if chain.snapshotMembers().isEmpty { registry.release(chain) }
     return chain
   }
@@ -79,14 +78,14 @@ extension ChainCore {
     // binds this property.
     pruneDeadMembers()
     var probe: BoundProbe?
-    var value: Target?
     if case .property = source {
-      let read = BoundProbe.read(object, keyPath, through: thunks.read, installing: BoundToken())
-      (value, probe) = (read.value, read.probe)
+      probe =
+        BoundProbe.read(
+          object, keyPath, through: thunks.read, installing: BoundToken(), sends: role.sends
+        ).probe
     }
     attach(
-      object, keyPath, role: role, source: source, probe: probe, read: value, thunks: thunks,
-      isHead: false)
+      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: false)
   }
 
   // Whether code isolated to `caller` may move `(object, keyPath)` here from the chain it is in:
@@ -104,7 +103,7 @@ extension ChainCore {
 
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
-    probe: BoundProbe?, read: Target?, thunks: MemberThunks<Value, Object, Target>, isHead: Bool
+    probe: BoundProbe?, thunks: MemberThunks<Value, Object, Target>, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -142,7 +141,7 @@ extension ChainCore {
     }
     if let previous { member.role = member.role.united(with: previous.role) }
     // The registry links the token to the member once the member is attached, under its lock.
-    if let probe, probe.installed { member.token = probe.token }
+    if let probe, probe.installed { member.token = probe.memberToken }
     switch registry.attach(member, object: object) {
     case .attached: break
     case .chainInactive:
@@ -155,8 +154,8 @@ extension ChainCore {
       return
     }
     // A nested path or a computed property: observe what reading it touched.
-    if let probe, probe.isTracked, member.role.sends, let read {
-      track(member, reading: thunks.read, last: read, observing: probe.collector.tokens)
+    if let probe, probe.isTracked, member.role.sends {
+      track(member, of: object, reading: thunks.read)
     }
     if case .control(let subscribe) = source {
       subscribe(member)

@@ -1,5 +1,12 @@
 import Synchronization
 
+#if os(Linux)
+  // The didSet form of withObservationTracking (Docs/Semantics.md, "Tracked sources").
+  @_spi(SwiftUI) import Observation
+#else
+  import Observation
+#endif
+
 // Tracked sources (Docs/Semantics.md, "Tracked sources"): a sending member whose key path reads
 // @Bound properties other than its own one-step property (a nested path, a computed property)
 // observes every @Bound property the read touched. A change of any of them makes the member read
@@ -9,7 +16,7 @@ import Synchronization
 // Collects the @Bound properties one read touches, on the reading thread. The getters report to
 // it through `BoundProbe` (BoundToken.swift), which the same thread-local pointer reaches.
 final class DependencyCollector {
-  private(set) var tokens: [BoundToken] = []
+  @exclusivity(unchecked) private(set) var tokens: [BoundToken] = []
 
   // A @Bound property was read: observe it through its storage's token, made if it has none.
   func visit<Value>(_ bound: inout Bound<Value>) {
@@ -27,50 +34,64 @@ final class DependencyCollector {
 // What a tracked member observes, and the value it last read. Not generic: what depends on the
 // member's types is in `reread`.
 //
+// The tokens it observes are held unretained, so that they die with their objects (objects along
+// a path are not kept, Docs/Semantics.md, "Tracked sources") and get no side table a weak
+// reference would give them, which slows every retain of a token. They are touched only under
+// `state`'s lock, and a dying token takes that lock (`tokenEnded`) before its memory goes.
+//
 // @unchecked Sendable: `state` lives in its lock; the rest is fixed at creation.
 final class TrackedSource: @unchecked Sendable {
   private struct State {
-    // Weak: the objects along a path are held weakly (Docs/Semantics.md, "Tracked sources").
-    var dependencies: [Weak<BoundToken>] = []
-    var isEnded = false
+    var dependencies: ContiguousArray<Unmanaged<BoundToken>> = []
+    // Cleared when the membership ends (a notification under way may outlive it). Not weak: a
+    // weak reference gives the member a side table, which slows every retain of it.
+    var member: Member?
   }
 
-  private let state = Locked(State())
-  // Weak: a notification already under way may outlive the membership.
-  weak var member: Member?
-  // Reads the member's key path again, collecting its dependencies; returns the tokens read and
-  // whether the value differs from the last one (then it has sent it, unless `sending` is false).
+  private let state: Locked<State>
+
+  var member: Member? { state.withLock { $0.member } }
+  // Reads the member's key path again, collecting its dependencies; sends the value when it
+  // differs from the last one and `sending` is true. Returns the tokens read.
   private let reread: (TrackedSource, _ sending: Bool) -> [BoundToken]?
 
   init(member: Member, reread: @escaping (TrackedSource, Bool) -> [BoundToken]?) {
-    self.member = member
+    state = Locked(State(member: member))
     self.reread = reread
   }
 
-  // Observes `tokens` and stops observing the rest. No token lock is held while another is
-  // taken, and none with this source's lock.
+  // Observes `tokens` (alive: the caller holds them) and stops observing the rest. Lock order:
+  // this source's lock, then a token's.
   func observe(_ tokens: [BoundToken]) {
-    let (added, removed) = state.withLock { state -> ([BoundToken], [BoundToken]) in
-      guard !state.isEnded else { return ([], []) }
-      let old = state.dependencies.compactMap(\.object)
-      state.dependencies = tokens.map { Weak($0) }
-      return (
-        tokens.filter { token in !old.contains { $0 === token } },
-        old.filter { token in !tokens.contains { $0 === token } }
-      )
+    state.withLock { state in
+      guard state.member != nil else { return }
+      let old = state.dependencies
+      if old.count == tokens.count
+        && zip(old, tokens).allSatisfy({ $0.toOpaque() == Unmanaged.passUnretained($1).toOpaque() })
+      {
+        return  // the same properties as last time: nothing to change
+      }
+      for dependency in old
+      where !tokens.contains(where: { $0 === dependency.takeUnretainedValue() }) {
+        dependency.takeUnretainedValue().removeObserver(self)
+      }
+      for token in tokens where !old.contains(where: { $0.takeUnretainedValue() === token }) {
+        token.addObserver(self)
+      }
+      state.dependencies = ContiguousArray(tokens.map { Unmanaged.passUnretained($0) })
     }
-    for token in added { token.addObserver(self) }
-    for token in removed { token.removeObserver(self) }
   }
 
   // The membership ended: stop observing. Registry lock held; takes token locks only.
+  // The member is released by the registry's caller, after unlocking: the registry still holds it.
   func end() {
-    let old = state.withLock { state -> [BoundToken] in
-      state.isEnded = true
-      defer { state.dependencies = [] }
-      return state.dependencies.compactMap(\.object)
+    state.withLock { state in
+      state.member = nil
+      for dependency in state.dependencies {
+        dependency.takeUnretainedValue().removeObserver(self)
+      }
+      state.dependencies = []
     }
-    for token in old { token.removeObserver(self) }
   }
 
   // One of the observed properties was set, on this thread.
@@ -82,19 +103,13 @@ final class TrackedSource: @unchecked Sendable {
     observe(tokens)
   }
 
-  // An observed property's object was deallocated. When it was the member's own object, the
-  // membership ends with it (Docs/Semantics.md, "Lifetime").
-  func dependencyEnded() {
+  // An observed token is being deallocated, with its object. When that object was the member's
+  // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
+  func tokenEnded(_ token: BoundToken) {
+    let address = Unmanaged.passUnretained(token).toOpaque()
+    state.withLock { state in state.dependencies.removeAll { $0.toOpaque() == address } }
     guard let member else { return }
     if member.object == nil, member.isAttached { member.chain.registry.detach(member) }
-  }
-}
-
-struct Weak<Object: AnyObject> {
-  weak var object: Object?
-
-  init(_ object: Object) {
-    self.object = object
   }
 }
 
@@ -133,48 +148,110 @@ extension BoundToken {
     observers = []
     observerCount.store(0, ordering: .relaxed)
     lock.unlock()
-    for source in current { source.dependencyEnded() }
+    for source in current { source.tokenEnded(self) }
   }
 }
 
 extension ChainCore {
-  // Makes `member` a tracked member reading `keyPath` of `object` through `read`, observing
-  // `tokens`, with `value` as the value it last read.
+  // Makes `member` a tracked member of `object`, reading its key path through `read`: reads it
+  // once more to collect what it observes (the probe's read may have left a token in place
+  // that an undone install replaced).
   func track<Object: AnyObject, Target>(
-    _ member: Member, reading read: @escaping (Object) -> Target, last value: Target,
-    observing tokens: [BoundToken]
+    _ member: Member, of object: Object, reading read: @escaping (Object) -> Target
   ) {
-    let last = Locked(value)
-    let source = TrackedSource(member: member) { source, sending in
+    let last = Locked<Target?>(nil)
+    // Looked up once: a conformance lookup per change costs more than the rest of the compare.
+    let equatable = Target.self as? any Equatable.Type
+    // Reads, compares with the last value (outside the lock: `==` and the old value's deinit are
+    // user code), keeps the value, and sends it when it differs and `sending`.
+    let reread = { (source: TrackedSource, sending: Bool) -> [BoundToken]? in
       guard let member = source.member, let object = member.object else { return nil }
-      let (value, tokens) = Tracking.collect { read(unsafeDowncast(object, to: Object.self)) }
-      // Compared and replaced outside the lock: `==` and the old value's deinit are user code.
-      var previous = last.withLock { $0 }
-      var current = value
-      let changed = !bindIsEqual(&previous, &current)
-      if changed {
-        let replaced = last.withLock { last -> Target in
-          defer { last = value }
-          return last
-        }
-        withExtendedLifetime(replaced) {}
+      let (value, tokens) = Tracking.collect(for: source) {
+        read(unsafeDowncast(object, to: Object.self))
       }
+      let changed: Bool
+      if var previous = last.withLock({ $0 }), let equatable {
+        var current = value
+        changed = !withUnsafeMutablePointer(to: &previous) { previous in
+          withUnsafeMutablePointer(to: &current) { equatable.bindIsEqual(previous, $0) }
+        }
+      } else {
+        // The first read, or a value that is not `Equatable`: every read is a change.
+        changed = true
+      }
+      let replaced = last.withLock { last -> Target? in
+        defer { last = value }
+        return last
+      }
+      withExtendedLifetime(replaced) {}
       if changed && sending, let send = member.send {
         withUnsafePointer(to: value) { send(nil, $0, member) }
       }
       return tokens
     }
+    let source = TrackedSource(member: member, reread: reread)
     member.tracked = source
-    source.observe(tokens)
+    if let tokens = reread(source, false) { source.observe(tokens) }
   }
 }
 
 enum Tracking {
-  // Runs `read` with a collector for this thread, and returns what it read and the tokens of the
-  // @Bound properties it touched.
-  static func collect<Value>(_ read: () -> Value) -> (Value, [BoundToken]) {
+  // Runs `read` with a collector for this thread, observing the `@Observable` properties it
+  // reads for `source`; returns what it read and the tokens of the @Bound properties it touched.
+  static func collect<Value>(
+    for source: TrackedSource, _ read: () -> Value
+  ) -> (Value, [BoundToken]) {
     let collector = DependencyCollector()
-    let value = BoundProbe.collecting(into: collector, read)
+    let (value, _) = ObservationTicket.observing(for: source) {
+      BoundProbe.collecting(into: collector, read)
+    }
     return (value, collector.tokens)
   }
+}
+
+// Properties of `@Observable` classes read by a tracked member's key path (Docs/Semantics.md,
+// "Tracked sources"). Observation keeps the callback of a read, and so its ticket, only when the
+// read accessed an observable property: whether the ticket is still shared after the read tells
+// whether there was one. On Linux the toolchain's `withObservationTracking(_:didSet:)` calls back
+// synchronously, after the new value is stored, and stays armed until the tracking it passes is
+// cancelled. Elsewhere only the public will-change callback exists: the re-read runs after it,
+// in a task.
+//
+// @unchecked Sendable: `source` is set once, before any callback can reach it.
+final class ObservationTicket: @unchecked Sendable {
+  @exclusivity(unchecked) weak var source: TrackedSource?
+
+  init(source: TrackedSource?) {
+    self.source = source
+  }
+
+  // Runs `read`, observing the `@Observable` properties it accesses for `source`; returns what
+  // it read, and the ticket when it accessed any.
+  static func observing<Value>(
+    for source: TrackedSource?, _ read: () -> Value
+  ) -> (Value, ObservationTicket?) {
+    var ticket = ObservationTicket(source: source)
+    let value = arm(ticket, read)
+    return (value, isKnownUniquelyReferenced(&ticket) ? nil : ticket)
+  }
+
+  #if os(Linux)
+    private static func arm<Value>(_ ticket: ObservationTicket, _ read: () -> Value) -> Value {
+      withObservationTracking(
+        read,
+        didSet: { [ticket] tracking in
+          // Cancelled first: the next read arms a tracking of its own.
+          tracking.cancel()
+          ticket.source?.dependencyChanged()
+        })
+    }
+  #else
+    private static func arm<Value>(_ ticket: ObservationTicket, _ read: () -> Value) -> Value {
+      withObservationTracking(
+        read,
+        onChange: { [ticket] in
+          Task { ticket.source?.dependencyChanged() }
+        })
+    }
+  #endif
 }

@@ -19,6 +19,12 @@
 //                                               them, release both (auto-unbind)
 //   HotPathProfile memory [N]                  binds N chains and exits with them all alive,
 //                                               for valgrind's per-allocation-site report
+//   HotPathProfile nested [N]                  N sets of the leaf of a three-link `@Bound` path
+//                                               bound `in` (its floor is `floor`: the leaf's
+//                                               `didSet` calling a closure)
+//   HotPathProfile computed|floorcomputed [N]  N sets of one of the two `@Bound` properties a
+//                                               computed member reads (floorcomputed: `didSet`s
+//                                               that recompute, compare and call a closure)
 //   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
 //                                               actor and set on it
 // An unknown mode prints the list of modes and exits with status 2.
@@ -44,7 +50,35 @@ final class PlainModel { var value = 0 }
 /// The hand-written two-way pair's guard against echoes.
 final class EchoGuard { var isForwarding = false }
 
+/// A three-link path for `nested`: root.mid.leaf.value, every link `@Bound`.
+final class Leaf { @Bound var value = 0 }
+final class Mid { @Bound var leaf = Leaf() }
+final class Root { @Bound var mid = Mid() }
+/// A computed property over two `@Bound` properties, for `computed`.
+final class Sum {
+  @Bound var a = 0
+  @Bound var b = 0
+  var total: Int { a + b }
+}
+/// The hand-written peer of `Sum`: each set recomputes the total and calls the observers when it
+/// changed.
+final class HandSum {
+  var observers: [(Int) -> Void] = []
+  private var last = 0
+  var a = 0 { didSet { recompute() } }
+  var b = 0 { didSet { recompute() } }
+  private func recompute() {
+    let total = a + b
+    guard total != last else { return }
+    last = total
+    for o in observers { o(total) }
+  }
+}
+
 @inline(never) func consume(_ x: Int) { if x == -1 { print(x) } }
+@inline(never) func setRepeatedly(_ leaf: Leaf, _ n: Int) { for i in 0..<n { leaf.value = i } }
+@inline(never) func setRepeatedly(_ sum: Sum, _ n: Int) { for i in 0..<n { sum.a = i } }
+@inline(never) func setRepeatedly(_ sum: HandSum, _ n: Int) { for i in 0..<n { sum.a = i } }
 
 // The sets, with the source as a parameter: a global read in the loop would add a retain and a
 // release of the source per set to both sides.
@@ -186,6 +220,20 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let model = PlainModel()
     model.value = 1
     consume(readRepeatedly(model, n))
+  case "nested":
+    let root = Root()
+    let chain = Bind.in(root, \.mid.leaf.value).out(target, \.value)
+    setRepeatedly(root.mid.leaf, n)
+    consume(chain.memberCount)
+  case "computed":
+    let sum = Sum()
+    let chain = Bind.in(sum, \.total).out(target, \.value)
+    setRepeatedly(sum, n)
+    consume(chain.memberCount)
+  case "floorcomputed":
+    let sum = HandSum()
+    sum.observers.append { [weak target] in target?.value = $0 }
+    setRepeatedly(sum, n)
   case "churn":
     for _ in 0..<n {
       let model = Model()
@@ -207,7 +255,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
   default:
     let modes = [
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
-      "floortwoway", "boundread", "floorread", "churn", "memory", "mainactor",
+      "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed", "churn",
+      "memory", "mainactor",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)

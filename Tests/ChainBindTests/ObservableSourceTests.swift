@@ -1,0 +1,104 @@
+@_spi(Testing) import ChainBind
+import Observation
+import Testing
+
+// Docs/Semantics.md, "Tracked sources": properties of `@Observable` classes are observed like
+// `@Bound` ones, synchronously after the new value is stored (on Linux).
+
+@Observable
+private final class Settings {
+  var volume = 0.5
+  var muted = false
+  var effectiveVolume: Double { muted ? 0 : volume }
+}
+
+private final class Panel {
+  @Bound var settings = Settings()
+}
+
+private final class Knob {
+  var value = 0.0 { didSet { writes += 1 } }
+  var writes = 0
+}
+
+@Suite("Tracked sources: @Observable classes")
+struct ObservableSourceTests {
+  @Test("a property of an @Observable class is a source, delivered synchronously")
+  func observableProperty() {
+    let settings = Settings()
+    let slider = Knob()
+    let chain = Bind.inout(settings, \.volume).out(slider, \.value)
+    #expect(slider.value == 0.5)
+    settings.volume = 0.8
+    #expect(slider.value == 0.8)
+    settings.volume = 0.2
+    #expect(slider.value == 0.2)
+    chain.unbind()
+  }
+
+  @Test("an inout member writes the @Observable property, without echo")
+  func writesBack() {
+    let settings = Settings()
+    let model = Model(double: 0.1)
+    let seen = ValueLog<Double>()
+    let chain = Bind.inout(model, \.double)
+      .inout(settings, \.volume)
+      .out(key: "seen") { seen.values.append($0) }
+    #expect(settings.volume == 0.1)
+    model.double = 0.7
+    #expect(settings.volume == 0.7)
+    #expect(seen.values == [0.1, 0.7])
+    settings.volume = 0.3
+    #expect(model.double == 0.3)
+    #expect(seen.values == [0.1, 0.7, 0.3])
+    chain.unbind()
+  }
+
+  @Test("a computed property over @Observable properties is a source")
+  func computedOverObservable() {
+    let settings = Settings()
+    let slider = Knob()
+    let chain = Bind.in(settings, \.effectiveVolume).out(slider, \.value)
+    settings.muted = true
+    #expect(slider.value == 0)
+    let writes = slider.writes
+    settings.volume = 0.9  // not read while muted: no change
+    #expect(slider.writes == writes)
+    settings.muted = false
+    #expect(slider.value == 0.9)
+    chain.unbind()
+  }
+
+  @Test("an @Observable link behind a @Bound property is followed when replaced")
+  func observableBehindBound() {
+    let panel = Panel()
+    let slider = Knob()
+    let chain = Bind.in(panel, \.settings.volume).out(slider, \.value)
+    panel.settings.volume = 0.6
+    #expect(slider.value == 0.6)
+    let old = panel.settings
+    let replacement = Settings()
+    replacement.volume = 0.25
+    panel.settings = replacement
+    #expect(slider.value == 0.25)
+    old.volume = 1
+    #expect(slider.value == 0.25)
+    replacement.volume = 0.75
+    #expect(slider.value == 0.75)
+    chain.unbind()
+  }
+
+  @Test("a change to an equal value is not sent")
+  func equalValueIsNotSent() {
+    let settings = Settings()
+    let seen = ValueLog<Double>()
+    let chain = Bind.in(settings, \.volume).out(key: "seen") { seen.values.append($0) }
+    settings.volume = 0.5
+    #expect(seen.values == [0.5])
+    chain.unbind()
+  }
+}
+
+private final class ValueLog<Value> {
+  var values: [Value] = []
+}
