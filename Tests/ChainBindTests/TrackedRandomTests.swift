@@ -81,7 +81,7 @@ struct TrackedRandomTests {
 }
 
 private func run(seed: UInt64, steps: Int) -> String? {
-  var random = SplitMix(seed: seed)
+  var random = SplitMix64(seed: seed)
   var nodes = (0..<5).map { Node(id: $0, value: Int(random.next() % 10)) }
   nodes[0].next = nodes[1]
   nodes[1].next = nodes[2]
@@ -200,16 +200,4 @@ private func reachableIDs(from root: Root) -> [Int] {
     if let next = node.next { queue.append(next) }
   }
   return ids
-}
-
-private struct SplitMix {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
 }

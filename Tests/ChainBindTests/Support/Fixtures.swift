@@ -102,3 +102,28 @@ final class ErrorLog {
 func withIsolatedRegistry<Result>(_ body: () throws -> Result) rethrows -> Result {
   try ScopedRegistry().withScope { try body() }
 }
+
+// SplitMix64 (Vigna): a tiny generator whose output depends only on the seed, on every platform
+// and Swift version (the standard library's `random(in:using:)` algorithms may change, so draws
+// use `below(_:)`).
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var mixed = state
+    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+    return mixed ^ (mixed >> 31)
+  }
+
+  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+  mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+
+  mutating func pick<Element>(_ elements: [Element]) -> Element {
+    elements[below(elements.count)]
+  }
+}
