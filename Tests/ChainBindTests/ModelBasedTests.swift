@@ -68,7 +68,6 @@ import Testing
 
 // MARK: - Random numbers
 
-
 // MARK: - The world's objects
 
 // Every write of every property of the world, in order (Docs/Semantics.md, "Propagation": members
