@@ -72,9 +72,11 @@ public struct Bound<Value> {
       // The storage is handed to the probe only on a thread that is probing or collecting what
       // a read touches: other threads make no access beyond their read meanwhile.
       if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0), BoundProbe.isProbing() {
+        // Reads of the storage, and a write only to give it a token it lacks: reading a
+        // property stays a read for threads that read it meanwhile.
         BoundProbe.visit(
           instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
-          bound: &instance[keyPath: storageKeyPath])
+          token: instance[keyPath: storageKeyPath].token)
       }
       return instance[keyPath: storageKeyPath].value
     }

@@ -102,3 +102,87 @@ struct ObservableSourceTests {
 private final class ValueLog<Value> {
   var values: [Value] = []
 }
+
+@Observable
+private final class Counter {
+  var x = 0
+}
+
+/// Not `Equatable`: every read is a change.
+private final class Box {
+  let value: Int
+  init(_ value: Int) { self.value = value }
+}
+
+private final class Mixed {
+  @Bound var a = 0
+  let counter = Counter()
+  var reads = 0
+  var sum: Int {
+    reads += 1
+    return a + counter.x
+  }
+  var boxed: Box { Box(a + counter.x) }
+}
+
+private final class CounterPanel {
+  @Bound var counter = Counter()
+  var reads = 0
+  var x: Int {
+    reads += 1
+    return counter.x
+  }
+}
+
+@Suite("Tracked sources: @Observable together with @Bound")
+struct MixedSourceTests {
+  @Test("changes of a @Bound dependency do not multiply the @Observable watches")
+  func oneReadPerObservableChange() {
+    let mixed = Mixed()
+    let chain = Bind.in(mixed, \.sum).out(key: "k") { _ in }
+    mixed.a = 1
+    mixed.a = 2
+    mixed.a = 3
+    let reads = mixed.reads
+    mixed.counter.x = 1
+    #expect(mixed.reads - reads == 1)
+    chain.unbind()
+  }
+
+  @Test("a value that is not Equatable is sent once per change")
+  func oneSendPerChange() {
+    let mixed = Mixed()
+    let sent = ValueLog<Int>()
+    let chain = Bind.in(mixed, \.boxed).out(key: "k") { sent.values.append($0.value) }
+    mixed.a = 1
+    mixed.a = 2
+    let before = sent.values.count
+    mixed.counter.x = 1
+    #expect(sent.values.count - before == 1)
+    #expect(sent.values.last == 3)
+    chain.unbind()
+  }
+
+  @Test("a replaced @Observable link is forgotten")
+  func replacedObservableLinkIsForgotten() {
+    let panel = CounterPanel()
+    let old = panel.counter
+    let chain = Bind.in(panel, \.x).out(key: "k") { _ in }
+    panel.counter = Counter()
+    let reads = panel.reads
+    old.x = 42
+    #expect(panel.reads == reads)
+    chain.unbind()
+  }
+
+  @Test("an @Observable member added again as out keeps sending")
+  func unitedRoleKeepsObserving() {
+    let counter = Counter()
+    let last = ValueLog<Int>()
+    let chain = Bind.in(counter, \.x).out(key: "k") { last.values.append($0) }
+    chain.out(counter, \.x)
+    counter.x = 7
+    #expect(last.values.last == 7)
+    chain.unbind()
+  }
+}

@@ -1,4 +1,5 @@
 @_spi(Testing) import ChainBind
+import Dispatch
 import Testing
 
 // Docs/Semantics.md, "Tracked sources": a sending member observes every @Bound property that
@@ -234,4 +235,76 @@ struct ComputedPropertyTests {
 
 private final class Recorder<Value> {
   var values: [Value] = []
+}
+
+private final class SharedName: @unchecked Sendable {
+  @Bound var name = "s"
+}
+
+private final class Holder: @unchecked Sendable {
+  let shared: SharedName
+  @Bound var a = 0
+  init(_ shared: SharedName) { self.shared = shared }
+  var upper: String { shared.name.uppercased() }
+  var total: Int { a + shared.name.count }
+}
+
+private final class Clamped {
+  @Bound var n = 0 {
+    didSet { if n > 10 { n = 10 } }
+  }
+}
+
+private final class ClampHolder {
+  @Bound var clamped = Clamped()
+}
+
+@Suite("Tracked sources: lifetime, clamps, threads")
+struct TrackedEdgeTests {
+  @Test(
+    "the chain ends when the member's object dies, though what it read lives on",
+    arguments: [false, true])
+  func rootDiesDependencyLives(computed: Bool) {
+    withIsolatedRegistry {
+      let shared = SharedName()
+      let baseline = Bind.activeChainCount
+      var holder: Holder? = Holder(shared)
+      let chain =
+        computed
+        ? Bind.in(holder!, \.upper).out(key: "k") { _ in }
+        : Bind.in(holder!, \.shared.name).out(key: "k") { _ in }
+      holder = nil
+      shared.name = "t"  // a change of a live dependency finds the member's object gone
+      #expect(!chain.isActive)
+      #expect(Bind.activeChainCount == baseline)
+    }
+  }
+
+  @Test("a clamp in the leaf's setter, written through a nested path, is a change")
+  func clampThroughNestedPath() {
+    let source = Model()
+    let holder = ClampHolder()
+    let chain = Bind.inout(source, \.int).inout(holder, \.clamped.n)
+    source.int = 50
+    #expect(holder.clamped.n == 10)
+    #expect(source.int == 10)
+    chain.unbind()
+  }
+
+  @Test("tracked members re-reading a shared property on two threads")
+  func concurrentReReads() {
+    let shared = SharedName()
+    let first = Holder(shared)
+    let second = Holder(shared)
+    let firstChain = Bind.in(first, \.total).out(key: "k") { _ in }
+    let secondChain = Bind.in(second, \.total).out(key: "k") { _ in }
+    DispatchQueue.concurrentPerform(iterations: 2) { index in
+      let holder = index == 0 ? first : second
+      for value in 0..<2_000 { holder.a = value }
+    }
+    #expect(first.total == 1_999 + 1)
+    shared.name = "long"
+    firstChain.unbind()
+    secondChain.unbind()
+  }
 }

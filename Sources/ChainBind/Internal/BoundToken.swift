@@ -213,7 +213,8 @@ final class BoundProbe: @unchecked Sendable {
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
   // path. Passed as values, they were formed (and released) on every read, before the gate check.
-  // `bound` is the property's storage, reached by the getter directly (no key-path projection).
+  // `existing` is the storage's token, read by the getter; the storage is written here, through
+  // its key path, only to install one: reading a property stays a read for other threads.
   @usableFromInline
   @inline(never)
   static func visit<EnclosingSelf: AnyObject, Value>(
@@ -221,23 +222,24 @@ final class BoundProbe: @unchecked Sendable {
     wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath:
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
-    bound: inout Bound<Value>
+    token existing: BoundToken?
   ) {
     guard let probe = current else { return }
-    // Any other @Bound property the read touches is a dependency of a tracked member.
+    // Any other @Bound property the read touches is a dependency of a tracked member: the
+    // storage is written only to give it a token it lacks.
     guard let token = probe.token, probe.objectID == ObjectIdentifier(instance) else {
-      return probe.collector.visit(&bound)
+      return probe.collector.visit(existing) { instance[keyPath: storageKeyPath()].token = $0 }
     }
     // The member's own property, or the same property reached through a subclass key path.
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
     guard isInherited || wrappedKeyPath() == probe.keyPath else {
-      return probe.collector.visit(&bound)
+      return probe.collector.visit(existing) { instance[keyPath: storageKeyPath()].token = $0 }
     }
     probe.visits += 1
     // The member's closures take a value of the member's type: only a property of that type.
     guard probe.visits == 1, probe.valueType == Value.self else { return }
-    let previous = bound.token
-    if previous == nil { bound.token = token }
+    let previous = existing
+    if previous == nil { instance[keyPath: storageKeyPath()].token = token }
     probe.memberToken = previous ?? token
     probe.replacedToken = previous
     probe.installed = true
@@ -247,7 +249,7 @@ final class BoundProbe: @unchecked Sendable {
     // property of the subclass reading inherited @Bound properties): then it may be undone.
     // A match by key path is the property itself.
     guard isInherited else { return }
-    probe.inheritedStoredValue = bound.value
+    probe.inheritedStoredValue = instance[keyPath: storage].value
     // Run only inside `read`, which holds the object: no weak reference, which would give the
     // object a side table and make every later retain and release of it slower.
     probe.undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }

@@ -77,15 +77,23 @@ extension ChainCore {
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
     pruneDeadMembers()
+    // Its membership of this chain, if it is added again: the roles unite (Docs/Semantics.md,
+    // "Join and move").
+    let previous = registry.member(of: object, keyPath: keyPath).flatMap {
+      $0.chain === self && $0.isAttached ? $0 : nil
+    }
     var probe: BoundProbe?
     if case .property = source {
+      // A sending member added again keeps sending: probe for what it observes.
+      let sends = role.sends || previous?.role.sends == true
       probe =
         BoundProbe.read(
-          object, keyPath, through: thunks.read, installing: BoundToken(), sends: role.sends
+          object, keyPath, through: thunks.read, installing: BoundToken(), sends: sends
         ).probe
     }
     attach(
-      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: false)
+      object, keyPath, role: role, source: source, probe: probe, previous: previous,
+      thunks: thunks, isHead: false)
   }
 
   // Whether code isolated to `caller` may move `(object, keyPath)` here from the chain it is in:
@@ -103,18 +111,16 @@ extension ChainCore {
 
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
-    probe: BoundProbe?, thunks: MemberThunks<Value, Object, Target>, isHead: Bool
+    probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
+    isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
     case .property: isObservable = probe.map { $0.installed || $0.isTracked } ?? false
     case .control: isObservable = true
     }
-    // Added again to its own chain: the roles unite, and each closure is the one given last
-    // that does the job (Docs/Semantics.md, "Join and move").
-    let previous = registry.member(of: object, keyPath: keyPath).flatMap {
-      $0.chain === self && $0.isAttached ? $0 : nil
-    }
+    // Added again to its own chain (`previous`): the roles unite, and each closure is the one
+    // given last that does the job (Docs/Semantics.md, "Join and move").
     // A sending role carried over keeps sending: a `@Bound` property's new member has its token,
     // and a control's takes over the events the previous member was subscribed to, with the
     // previous member's send closure, which reads the control.

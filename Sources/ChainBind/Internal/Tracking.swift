@@ -19,13 +19,13 @@ final class DependencyCollector {
   @exclusivity(unchecked) private(set) var tokens: [BoundToken] = []
 
   // A @Bound property was read: observe it through its storage's token, made if it has none.
-  func visit<Value>(_ bound: inout Bound<Value>) {
+  func visit(_ existing: BoundToken?, install: (BoundToken) -> Void) {
     let token: BoundToken
-    if let existing = bound.token {
+    if let existing {
       token = existing
     } else {
       token = BoundToken()
-      bound.token = token
+      install(token)
     }
     if !tokens.contains(where: { $0 === token }) { tokens.append(token) }
   }
@@ -49,6 +49,8 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   private let state: Locked<State>
+  // Counts this source's reads under Observation (ObservationTicket).
+  let readGeneration = Atomic<Int>(0)
 
   var member: Member? { state.withLock { $0.member } }
   // Reads the member's key path again, collecting its dependencies; sends the value when it
@@ -97,9 +99,16 @@ final class TrackedSource: @unchecked Sendable {
   // One of the observed properties was set, on this thread.
   func dependencyChanged() {
     guard let member, member.isAttached else { return }
-    // The chain writing through the member's own path: not a change (no echo), but the value
-    // and the properties read are refreshed.
-    guard let tokens = reread(self, !member.isWriting) else { return }
+    // The chain writing through the member's own path: its first notification is not a change
+    // (no echo), but the value and the properties read are refreshed. As for a one-step member,
+    // a setter that sets again (a clamp) is a change.
+    let isEcho = member.isWriting
+    if isEcho { member.isWriting = false }
+    guard let tokens = reread(self, !isEcho) else {
+      // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
+      if member.object == nil { member.chain.registry.detach(member) }
+      return
+    }
     observe(tokens)
   }
 
@@ -220,9 +229,18 @@ enum Tracking {
 // @unchecked Sendable: `source` is set once, before any callback can reach it.
 final class ObservationTicket: @unchecked Sendable {
   @exclusivity(unchecked) weak var source: TrackedSource?
+  // The source's read that armed it: a watch armed by an older read only cancels itself.
+  let generation: Int
 
   init(source: TrackedSource?) {
     self.source = source
+    generation = source?.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue ?? 0
+  }
+
+  // Whether this ticket belongs to its source's latest read.
+  var isCurrent: Bool {
+    guard let source else { return false }
+    return source.readGeneration.load(ordering: .relaxed) == generation
   }
 
   // Runs `read`, observing the `@Observable` properties it accesses for `source`; returns what
@@ -240,9 +258,10 @@ final class ObservationTicket: @unchecked Sendable {
       withObservationTracking(
         read,
         didSet: { [ticket] tracking in
-          // Cancelled first: the next read arms a tracking of its own.
+          // Cancelled first: the next read arms a tracking of its own. A watch an older read
+          // armed (a @Bound dependency's change re-read meanwhile) only cancels itself.
           tracking.cancel()
-          ticket.source?.dependencyChanged()
+          if ticket.isCurrent { ticket.source?.dependencyChanged() }
         })
     }
   #else
@@ -250,7 +269,7 @@ final class ObservationTicket: @unchecked Sendable {
       withObservationTracking(
         read,
         onChange: { [ticket] in
-          Task { ticket.source?.dependencyChanged() }
+          Task { if ticket.isCurrent { ticket.source?.dependencyChanged() } }
         })
     }
   #endif
