@@ -377,20 +377,25 @@ public struct Chain<Value>: Sendable {
   ///
   /// Adding a sink under a key the chain already has replaces that sink (the new one runs last).
   /// The chain retains the closure until ``removeOut(key:)`` or until the chain is released.
+  /// With `initial: false` the sink is not called when it is added, only on the changes after:
+  /// for an action (submit, navigate) rather than a rendering.
   ///
   /// ```swift
   /// Bind.inout(lottery, \.isWin).out(key: "flash") { isWin in isWin ? lamp.flash() : lamp.stop() }
+  /// Bind.inout(form, \.submitCount).out(key: "submit", initial: false) { _ in submit() }
   /// ```
   ///
   /// - Parameters:
   ///   - key: The sink's name in this chain.
+  ///   - initial: Whether to call the sink with the chain's current value now. The default is
+  ///     `true`.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).
   ///   - sink: The closure to call with each value.
   /// - Returns: This chain.
   @discardableResult
   public func out(
-    key: String, isolation: isolated (any Actor)? = #isolation,
+    key: String, initial: Bool = true, isolation: isolated (any Actor)? = #isolation,
     _ sink: @escaping (Value) -> Void
   ) -> Chain {
     guard core.admits(isolation, adding: "out(key: \"\(key)\")") else { return self }
@@ -401,7 +406,7 @@ public struct Chain<Value>: Sendable {
       return self
     }
     withExtendedLifetime(replaced) {}
-    sink(current)
+    if initial { sink(current) }
     return self
   }
 

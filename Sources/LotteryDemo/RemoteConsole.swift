@@ -34,11 +34,8 @@ final class NextDelivery<Value> {
   /// Starts listening to `chain`.
   init(on chain: Chain<Value>) {
     self.chain = chain
-    var isInitialSync = true
-    chain.out(key: key) { [weak self] _ in
-      if !isInitialSync { self?.arrive() }
-    }
-    isInitialSync = false
+    // Not called now: only the next change counts.
+    chain.out(key: key, initial: false) { [weak self] _ in self?.arrive() }
   }
 
   deinit {

@@ -159,3 +159,60 @@ private final class SinkOrderProbe {
     #expect(secondCalls == [0])
   }
 }
+
+// Docs/Semantics.md, "Chains and members": a sink added with `initial: false` is not called when
+// it is added, and is called on every accepted change after.
+@Suite("Sinks: initial: false")
+struct InitialFalseSinkTests {
+  @Test("an action sink is not called when added, then on every change")
+  func notCalledWhenAdded() {
+    let model = Model(int: 3)
+    var calls: [Int] = []
+    let chain = Bind.inout(model, \.int).out(key: "submit", initial: false) { calls.append($0) }
+    #expect(calls.isEmpty)
+    model.int = 4
+    model.int = 4  // every set is a change
+    #expect(calls == [4, 4])
+    chain.unbind()
+  }
+
+  @Test("initial: true (the default) calls the sink with the current value")
+  func defaultIsInitial() {
+    let model = Model(int: 3)
+    var calls: [Int] = []
+    let chain = Bind.inout(model, \.int).out(key: "render", initial: true) { calls.append($0) }
+    #expect(calls == [3])
+    chain.unbind()
+  }
+
+  @Test("a rejected change does not call it")
+  func rejectedChangeDoesNotCall() {
+    let model = Model(int: 1)
+    var calls: [Int] = []
+    let chain = Bind.inout(model, \.int)
+      .filter { $0 < 10 }
+      .out(key: "action", initial: false) { calls.append($0) }
+    model.int = 20
+    #expect(calls.isEmpty)
+    #expect(model.int == 1)
+    model.int = 5
+    #expect(calls == [5])
+    chain.unbind()
+  }
+
+  @Test("replacing a sink with initial: false does not call the new one now")
+  func replacementIsNotCalled() {
+    let model = Model(int: 1)
+    var first: [Int] = []
+    var second: [Int] = []
+    let chain = Bind.inout(model, \.int)
+      .out(key: "k") { first.append($0) }
+      .out(key: "k", initial: false) { second.append($0) }
+    #expect(first == [1])
+    #expect(second.isEmpty)
+    model.int = 2
+    #expect(first == [1])
+    #expect(second == [2])
+    chain.unbind()
+  }
+}
