@@ -57,7 +57,7 @@ public struct Chain<Value>: Sendable {
   /// ```
   public var memberCount: Int {
     core.pruneDeadMembers()
-    return core.snapshotMembers().count
+    return core.snapshotMembers().count { !$0.isSink }
   }
 
   /// Releases the chain: every membership, filter and sink.
@@ -407,6 +407,40 @@ public struct Chain<Value>: Sendable {
     }
     withExtendedLifetime(replaced) {}
     if initial { sink(current) }
+    return self
+  }
+
+  /// Adds a closure that renders the chain's values into `owner`, and follows `owner` the way a
+  /// property does.
+  ///
+  /// The chain holds the closure and the owner weakly, and hands the owner to the closure: it
+  /// needs no capture. `(owner, key)` is a membership like a property's: it belongs to one chain,
+  /// and adding it to another chain moves it there (a reused cell bound to a new item stops
+  /// rendering the old one). It ends when the owner is deallocated (the closure is released at
+  /// the chain's next change) and with `Bind.unbind(owner)`. It is not counted in
+  /// ``memberCount``. Sinks run after the members are written: owned sinks, then keyed sinks,
+  /// each in the order added.
+  ///
+  /// ```swift
+  /// Bind.in(item, \.title)
+  ///   .out(cell, key: "title") { cell, title in cell.render(title) }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - owner: The object the closure renders into. The chain never retains it.
+  ///   - key: The sink's name for this owner.
+  ///   - initial: Whether to call the sink with the chain's current value now. The default is
+  ///     `true`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  ///   - sink: The closure to call with the owner and each value.
+  /// - Returns: This chain.
+  @discardableResult
+  public func out<Owner: AnyObject>(
+    _ owner: Owner, key: String, initial: Bool = true,
+    isolation: isolated (any Actor)? = #isolation, _ sink: @escaping (Owner, Value) -> Void
+  ) -> Chain {
+    core.addOwnedSink(owner, key: key, initial: initial, isolation: isolation, sink: sink)
     return self
   }
 

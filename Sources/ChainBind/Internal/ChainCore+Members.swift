@@ -179,3 +179,51 @@ extension ChainCore {
     withExtendedLifetime(probe) {}
   }
 }
+
+// The identity of an owned sink's membership: `(owner, \OwnedSinkKey.[key])`, a key path per key,
+// equal for equal keys, so that the registry joins, moves and unbinds it like a property.
+struct OwnedSinkKey {
+  subscript(_ key: String) -> Void { () }
+
+  static func keyPath(_ key: String) -> AnyKeyPath { \OwnedSinkKey.[key] }
+}
+
+extension ChainCore {
+  // Adds (or moves here) the sink `(owner, key)` (Docs/Semantics.md, "Sinks that follow their
+  // owner").
+  func addOwnedSink<Owner: AnyObject>(
+    _ owner: Owner, key: String, initial: Bool, isolation: (any Actor)?,
+    sink: @escaping (Owner, Value) -> Void
+  ) {
+    let keyPath = OwnedSinkKey.keyPath(key)
+    let label = "out(\(Owner.self), key: \"\(key)\")"
+    guard isActive else {
+      report(BindingError(chain: code, member: label, cause: .chainInactive))
+      return
+    }
+    guard admits(isolation, adding: label), mayTake(owner, keyPath, from: isolation) else {
+      return
+    }
+    pruneDeadMembers()
+    let member = Member(
+      object: owner, keyPath: keyPath, chain: self, role: .out,
+      write: { object, value, _ in
+        sink(
+          unsafeDowncast(object, to: Owner.self), value.assumingMemoryBound(to: Value.self).pointee)
+      },
+      send: nil)
+    member.isSink = true
+    switch registry.attach(member, object: owner) {
+    case .attached: break
+    case .chainInactive:
+      report(BindingError(chain: code, member: label, cause: .chainInactive))
+      return
+    case .chainReleased:
+      return
+    }
+    if initial {
+      var dead: [Member] = []
+      write(currentValue, to: member, dead: &dead)
+    }
+  }
+}

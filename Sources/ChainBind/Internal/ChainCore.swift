@@ -13,6 +13,9 @@ class AnyChain: @unchecked Sendable {
   // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
   // run time.
   @exclusivity(unchecked) var members: ContiguousArray<Member> = []
+  // How many of `members` are owned sinks (guarded by `lock`): a change of a chain with none
+  // skips looking for them.
+  @exclusivity(unchecked) var ownedSinkCount: Int32 = 0
   // Kept when the chain is released: errors about adding to it still reach it.
   @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
   // The actor the chain delivers on, once something was added to it from one (Isolation.swift).
@@ -116,12 +119,14 @@ class AnyChain: @unchecked Sendable {
   func insert(_ member: Member, replacing old: Member?) -> InsertOutcome {
     lock.run {
       guard isActive else { return .inactive }
+      if member.isSink { ownedSinkCount += 1 }
       guard let old, let index = members.firstIndex(where: { $0 === old }) else {
         // Most chains have two members: room for both at once.
         if members.isEmpty { members.reserveCapacity(2) }
         members.append(member)
         return .inserted
       }
+      if old.isSink { ownedSinkCount -= 1 }
       members[index] = member
       if old.role.sends && !members.contains(where: { $0.role.sends }) {
         return .lastSenderReplaced
@@ -137,6 +142,7 @@ class AnyChain: @unchecked Sendable {
     lock.run {
       if let index = members.firstIndex(where: { $0 === member }) {
         members.remove(at: index)
+        if member.isSink { ownedSinkCount -= 1 }
       }
       if members.isEmpty { return true }
       return member.role.sends && !members.contains { $0.role.sends }
@@ -148,6 +154,7 @@ class AnyChain: @unchecked Sendable {
     lock.run {
       let taken = members
       members = []
+      ownedSinkCount = 0
       return (taken, takeUserState())
     }
   }
@@ -432,6 +439,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     let filtering = filterCount > 0 && !skippingFilters
     let filters = filtering ? self.filters : nil
     var members = self.members
+    var hasOwnedSinks = ownedSinkCount > 0
     var sinks = sinkCount > 0 ? self.sinks : nil
     if !filtering { current = value }  // the value it replaces is still held by `previous`
     lock.unlock()
@@ -456,6 +464,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       }
       current = value
       let acceptedMembers = self.members
+      hasOwnedSinks = ownedSinkCount > 0
       let acceptedSinks = sinkCount > 0 ? self.sinks : nil
       lock.unlock()
       members = acceptedMembers
@@ -470,12 +479,15 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
           guard member !== origin, member.role.receives, member.isAttached,
             member.pendingChanges.load(ordering: .relaxed) == 0, isActive
           else { return }
+          if member.isSink { return }  // after the members, below
           // A member with a change of its own waiting in the queue (above) keeps that newer
           // value: the change is delivered next, and this older one must not overwrite it.
           write(at: value, to: member, dead: &dead)
         }
       }
     }
+    // Sinks after every member: the owned ones, then the keyed ones, each in the order added.
+    if hasOwnedSinks { callOwnedSinks(members, with: value, dead: &dead) }
     if let sinks { call(sinks, with: value) }
     return false
   }
@@ -485,6 +497,15 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     // A plain loop: `allSatisfy { $0(value) }` would box the closure's captured `value`.
     for index in filters.indices where !filters[index](value) { return false }
     return true
+  }
+
+  @inline(never)
+  private func callOwnedSinks(
+    _ members: ContiguousArray<Member>, with value: Value, dead: inout [Member]
+  ) {
+    for member in members where member.isSink && member.isAttached && isActive {
+      write(value, to: member, dead: &dead)
+    }
   }
 
   @inline(never)

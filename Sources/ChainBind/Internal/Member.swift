@@ -60,6 +60,9 @@ final class Member: @unchecked Sendable {
   // Changes this member made on its chain's actor, counted there: a change made on the actor
   // while older ones are queued is dropped when delivering those made it stale (Isolation.swift).
   @exclusivity(unchecked) var changesOnActor: UInt32 = 0
+  // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
+  // are written, and not counted as a member. Set before the member is published.
+  @usableFromInline @exclusivity(unchecked) var isSink = false
   // Set on the actor when the member's change was found to be made there, so that delivering it
   // does not ask again; cleared by that delivery.
   @exclusivity(unchecked) var isAdmittedHere = false
