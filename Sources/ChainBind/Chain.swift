@@ -418,8 +418,8 @@ public struct Chain<Value>: Sendable {
   /// and adding it to another chain moves it there (a reused cell bound to a new item stops
   /// rendering the old one). It ends when the owner is deallocated (the closure is released at
   /// the chain's next change) and with `Bind.unbind(owner)`. It is not counted in
-  /// ``memberCount``. Sinks run after the members are written: owned sinks, then keyed sinks,
-  /// each in the order added.
+  /// ``memberCount``. Sinks run after the members are written, owned and keyed sinks together
+  /// in the order they were added.
   ///
   /// ```swift
   /// Bind.in(item, \.title)

@@ -103,19 +103,25 @@ struct OwnedSinkTests {
     chain.unbind()
   }
 
-  @Test("owned sinks run after every member, then the keyed sinks, each in the order added")
+  @Test("sinks run after every member, owned and keyed together in the order added")
   func order() {
     let item = Item("a")
     let cell = Cell()
     let label = Plain()
     var log: [String] = []
     let chain = Bind.inout(item, \.title)
+      .out(key: "first") { title in log.append("first \(title)") }
       .out(cell, key: "owned") { _, title in log.append("owned \(title) label=\(label.string)") }
       .out(key: "keyed") { title in log.append("keyed \(title)") }
       .out(label, \.string)
     log = []
     item.title = "b"
-    #expect(log == ["owned b label=b", "keyed b"])
+    #expect(log == ["first b", "owned b label=b", "keyed b"])
+    // A replaced keyed sink moves to the end.
+    chain.out(key: "first", initial: false) { title in log.append("first again \(title)") }
+    log = []
+    item.title = "c"
+    #expect(log == ["owned c label=c", "keyed c", "first again c"])
     chain.unbind()
   }
 }

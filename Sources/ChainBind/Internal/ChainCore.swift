@@ -16,6 +16,8 @@ class AnyChain: @unchecked Sendable {
   // How many of `members` are owned sinks (guarded by `lock`): a change of a chain with none
   // skips looking for them.
   @exclusivity(unchecked) var ownedSinkCount: Int32 = 0
+  // Numbers keyed and owned sinks in the order they were added, across both (guarded by `lock`).
+  @exclusivity(unchecked) var sinksAdded: Int32 = 0
   // Kept when the chain is released: errors about adding to it still reach it.
   @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
   // The actor the chain delivers on, once something was added to it from one (Isolation.swift).
@@ -119,7 +121,11 @@ class AnyChain: @unchecked Sendable {
   func insert(_ member: Member, replacing old: Member?) -> InsertOutcome {
     lock.run {
       guard isActive else { return .inactive }
-      if member.isSink { ownedSinkCount += 1 }
+      if member.isSink {
+        ownedSinkCount += 1
+        sinksAdded += 1
+        member.sinkOrder = sinksAdded
+      }
       guard let old, let index = members.firstIndex(where: { $0 === old }) else {
         // Most chains have two members: room for both at once.
         if members.isEmpty { members.reserveCapacity(2) }
@@ -268,6 +274,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         replaced = sinks.remove(at: index)
         replaced?.markRemoved()
       }
+      sinksAdded += 1
+      sink.order = sinksAdded
       sinks.append(sink)
       sinkCount = Int32(sinks.count)
       return (current, replaced)
@@ -486,9 +494,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         }
       }
     }
-    // Sinks after every member: the owned ones, then the keyed ones, each in the order added.
-    if hasOwnedSinks { callOwnedSinks(members, with: value, dead: &dead) }
-    if let sinks { call(sinks, with: value) }
+    // Sinks after every member, owned and keyed, in the order they were added.
+    if hasOwnedSinks {
+      callSinks(members, sinks, with: value, dead: &dead)
+    } else if let sinks {
+      call(sinks, with: value)
+    }
     return false
   }
 
@@ -499,12 +510,24 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     return true
   }
 
+  // The owned sinks among `members` and the keyed `sinks`, merged by the order they were added.
   @inline(never)
-  private func callOwnedSinks(
-    _ members: ContiguousArray<Member>, with value: Value, dead: inout [Member]
+  private func callSinks(
+    _ members: ContiguousArray<Member>, _ sinks: ContiguousArray<Sink<Value>>?, with value: Value,
+    dead: inout [Member]
   ) {
-    for member in members where member.isSink && member.isAttached && isActive {
-      write(value, to: member, dead: &dead)
+    let keyed = sinks ?? []
+    var next = 0
+    for member in members where member.isSink {
+      while next < keyed.count && keyed[next].order < member.sinkOrder {
+        if !keyed[next].isRemoved && isActive { keyed[next].body(value) }
+        next += 1
+      }
+      if member.isAttached && isActive { write(value, to: member, dead: &dead) }
+    }
+    while next < keyed.count {
+      if !keyed[next].isRemoved && isActive { keyed[next].body(value) }
+      next += 1
     }
   }
 
@@ -564,6 +587,8 @@ struct PendingChange<Value> {
 final class Sink<Value>: @unchecked Sendable {
   let key: String
   let body: (Value) -> Void
+  // Its place among the chain's sinks, owned ones included; set under the chain lock when added.
+  @exclusivity(unchecked) var order: Int32 = 0
   private let removed = Atomic<Bool>(false)
 
   init(key: String, body: @escaping (Value) -> Void) {

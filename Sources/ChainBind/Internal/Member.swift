@@ -63,6 +63,8 @@ final class Member: @unchecked Sendable {
   // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
   // are written, and not counted as a member. Set before the member is published.
   @usableFromInline @exclusivity(unchecked) var isSink = false
+  // An owned sink's place among its chain's sinks; set under the chain lock when inserted.
+  @exclusivity(unchecked) var sinkOrder: Int32 = 0
   // Set on the actor when the member's change was found to be made there, so that delivering it
   // does not ask again; cleared by that delivery.
   @exclusivity(unchecked) var isAdmittedHere = false
