@@ -25,6 +25,11 @@
 //   HotPathProfile computed|floorcomputed [N]  N sets of one of the two `@Bound` properties a
 //                                               computed member reads (floorcomputed: `didSet`s
 //                                               that recompute, compare and call a closure)
+//   HotPathProfile list1|list10|listshuffle [N]
+//                                               N / 1 000 `ListChange`s of 10 000 rows with 1
+//                                               or 10 edits, or every row moved; difference1,
+//                                               difference10, differenceshuffle: the standard
+//                                               library's `difference(from:)` on the same lists
 //   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
 //                                               actor and set on it
 // An unknown mode prints the list of modes and exits with status 2.
@@ -73,6 +78,33 @@ final class HandSum {
     last = total
     for o in observers { o(total) }
   }
+}
+
+/// A row of the list benchmarks: 10 000 of them, matched by `id`.
+struct Row: Identifiable, Equatable {
+  let id: Int
+  var text: String
+}
+
+/// The lists of the `list…` modes: `edits` rows moved or replaced in 10 000, or all shuffled.
+func listPair(edits: Int?) -> (old: [Row], new: [Row]) {
+  let old = (0..<10_000).map { Row(id: $0, text: "row \($0)") }
+  var new = old
+  guard let edits else {
+    // A fixed permutation: reversed halves interleaved (every row moves; no randomness).
+    let half = new.count / 2
+    new = (0..<half).flatMap { [old[half - 1 - $0], old[new.count - 1 - $0]] }
+    return (old, new)
+  }
+  for edit in 0..<edits {
+    let at = (edit * 997) % (new.count - 1)
+    if edit % 2 == 0 {
+      new.insert(new.remove(at: at), at: (at * 7) % (new.count - 1))
+    } else {
+      new[at].text += "!"
+    }
+  }
+  return (old, new)
 }
 
 @inline(never) func consume(_ x: Int) { if x == -1 { print(x) } }
@@ -230,6 +262,17 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let chain = Bind.in(sum, \.total).out(target, \.value)
     setRepeatedly(sum, n)
     consume(chain.memberCount)
+  case "list1", "list10", "listshuffle":
+    let (old, new) = listPair(edits: kind == "list1" ? 1 : kind == "list10" ? 10 : nil)
+    for _ in 0..<n / 1_000 {
+      consume(ListChange(from: old, to: new).moved.count)
+    }
+  case "difference1", "difference10", "differenceshuffle":
+    let (old, new) = listPair(
+      edits: kind == "difference1" ? 1 : kind == "difference10" ? 10 : nil)
+    for _ in 0..<n / 1_000 {
+      consume(new.difference(from: old).count)
+    }
   case "floorcomputed":
     let sum = HandSum()
     sum.observers.append { [weak target] in target?.value = $0 }

@@ -1,0 +1,324 @@
+/// What changed between two values of a list, as a table view's batch update applies it.
+///
+/// Applying it to ``old`` gives ``new``: remove the offsets of ``removed`` and the sources of
+/// ``moved`` from `old` (descending); insert, at the offsets of ``inserted`` and the destinations
+/// of ``moved`` (ascending), the elements of `new` there; then replace the offsets of
+/// ``updated`` with `new`'s elements.
+///
+/// ```swift
+/// Bind.in(feed, \.items)
+///   .outChanges(table, key: "rows") { table, change in
+///     table.performBatchUpdates {
+///       table.deleteRows(at: change.removed)
+///       table.insertRows(at: change.inserted)
+///       for move in change.moved { table.moveRow(at: move.from, to: move.to) }
+///     }
+///     table.reloadRows(at: change.updated)
+///   }
+/// ```
+///
+/// For `Identifiable` elements, elements are matched by `id`: a kept `id` whose element changed
+/// is updated, and kept `id`s whose order changed are moved, as few as possible. When an `id`
+/// occurs more than once, its occurrences are matched in order: the first in `old` with the first
+/// in `new`, and so on. Other elements are matched by value, with the standard library's
+/// `difference(from:)` and the moves it infers; ``updated`` is then empty.
+public struct ListChange<Element> {
+  /// The list before the change; empty for the initial call.
+  public let old: [Element]
+  /// The list after the change.
+  public let new: [Element]
+  /// Offsets in ``old`` of the elements removed, ascending.
+  public let removed: [Int]
+  /// Offsets in ``new`` of the elements inserted, ascending.
+  public let inserted: [Int]
+  /// The elements moved, from their offset in ``old`` to their offset in ``new``.
+  ///
+  /// By ascending destination. A move is never in ``removed`` or ``inserted`` too.
+  public let moved: [(from: Int, to: Int)]
+  /// Offsets in ``new`` of kept elements whose content changed, ascending.
+  public let updated: [Int]
+  /// Whether this is the call made when the sink was added: ``old`` is empty and every offset
+  /// of ``new`` is inserted.
+  public let isInitial: Bool
+
+  /// Whether nothing changed.
+  public var isEmpty: Bool {
+    removed.isEmpty && inserted.isEmpty && moved.isEmpty && updated.isEmpty
+  }
+}
+
+extension ListChange: Sendable where Element: Sendable {}
+
+extension ListChange where Element: Equatable {
+  /// The change from `old` to `new`, elements matched by value.
+  ///
+  /// - Parameters:
+  ///   - old: The list before.
+  ///   - new: The list after.
+  public init(from old: [Element], to new: [Element]) {
+    var removals: [(offset: Int, element: Element)] = []
+    var insertions: [(offset: Int, element: Element)] = []
+    for change in new.difference(from: old) {
+      switch change {
+      case .remove(let offset, let element, _): removals.append((offset, element))
+      case .insert(let offset, let element, _): insertions.append((offset, element))
+      }
+    }
+    // Moves inferred: a removed element equal to an inserted one, paired in order. Equatable
+    // alone allows no hashing, so this pairing is quadratic in the number of edits.
+    var removed: [Int] = []
+    var moved: [(from: Int, to: Int)] = []
+    var paired = [Bool](repeating: false, count: insertions.count)
+    for removal in removals {
+      if let index = insertions.indices.first(where: {
+        !paired[$0] && insertions[$0].element == removal.element
+      }) {
+        paired[index] = true
+        moved.append((from: removal.offset, to: insertions[index].offset))
+      } else {
+        removed.append(removal.offset)
+      }
+    }
+    let inserted = insertions.indices.filter { !paired[$0] }.map { insertions[$0].offset }
+    self.init(
+      old: old, new: new, removed: removed.sorted(), inserted: inserted.sorted(),
+      moved: moved.sorted { $0.to < $1.to }, updated: [], isInitial: false)
+  }
+
+  static func initial(_ new: [Element]) -> ListChange {
+    ListChange(
+      old: [], new: new, removed: [], inserted: Array(new.indices), moved: [], updated: [],
+      isInitial: true)
+  }
+}
+
+extension ListChange where Element: Identifiable & Equatable {
+  /// The change from `old` to `new`, elements matched by `id`, with as few moves as possible.
+  ///
+  /// O(n log n) in the lists' length.
+  ///
+  /// - Parameters:
+  ///   - old: The list before.
+  ///   - new: The list after.
+  public init(from old: [Element], to new: [Element]) {
+    // The same ids at the start and at the end are kept in place: only the middle is matched.
+    let shorter = min(old.count, new.count)
+    var prefix = 0
+    while prefix < shorter && old[prefix].id == new[prefix].id { prefix += 1 }
+    var suffix = 0
+    while suffix < shorter - prefix
+      && old[old.count - 1 - suffix].id == new[new.count - 1 - suffix].id
+    {
+      suffix += 1
+    }
+    var updated: [Int] = []
+    for offset in 0..<prefix where old[offset] != new[offset] { updated.append(offset) }
+    let oldMiddle = prefix..<(old.count - suffix)
+    let newMiddle = prefix..<(new.count - suffix)
+    let matchedOld = Self.match(old[oldMiddle], new[newMiddle])
+    var isKept = [Bool](repeating: false, count: oldMiddle.count)
+    for case let oldOffset? in matchedOld { isKept[oldOffset - prefix] = true }
+    let removed = oldMiddle.filter { !isKept[$0 - prefix] }
+    let inserted = newMiddle.filter { matchedOld[$0 - prefix] == nil }
+    // The kept elements that stay in place: a longest increasing run of their old offsets, in
+    // new order. Every other kept element moves: as few moves as possible.
+    let kept = newMiddle.compactMap { offset in
+      matchedOld[offset - prefix].map { (new: offset, old: $0) }
+    }
+    let stays = Self.longestIncreasing(kept.map(\.old))
+    var moved: [(from: Int, to: Int)] = []
+    for (index, pair) in kept.enumerated() {
+      if !stays[index] {
+        moved.append((from: pair.old, to: pair.new))
+      } else if old[pair.old] != new[pair.new] {
+        updated.append(pair.new)
+      }
+    }
+    for offset in (new.count - suffix)..<new.count {
+      if old[offset - new.count + old.count] != new[offset] { updated.append(offset) }
+    }
+    self.init(
+      old: old, new: new, removed: removed, inserted: inserted, moved: moved, updated: updated,
+      isInitial: false)
+  }
+
+  // For each element of `new`, the offset in `old` of the element with its id: the k-th
+  // occurrence of an id in `old` matches its k-th occurrence in `new`.
+  private static func match(_ old: ArraySlice<Element>, _ new: ArraySlice<Element>) -> [Int?] {
+    var first: [Element.ID: Int] = [:]
+    first.reserveCapacity(old.count)
+    var hasDuplicates = false
+    for offset in old.indices where first.updateValue(offset, forKey: old[offset].id) != nil {
+      hasDuplicates = true
+      break
+    }
+    if !hasDuplicates {
+      return new.map { first.removeValue(forKey: $0.id) }
+    }
+    var offsets: [Element.ID: [Int]] = [:]
+    for offset in old.indices { offsets[old[offset].id, default: []].append(offset) }
+    var taken: [Element.ID: Int] = [:]
+    return new.map { element in
+      let occurrence = taken[element.id, default: 0]
+      taken[element.id] = occurrence + 1
+      guard let candidates = offsets[element.id], occurrence < candidates.count else { return nil }
+      return candidates[occurrence]
+    }
+  }
+
+  // Marks a longest strictly increasing subsequence of `values` (patience sorting, O(n log n)).
+  private static func longestIncreasing(_ values: [Int]) -> [Bool] {
+    var tails: [Int] = []  // indices into `values`
+    var previous = [Int](repeating: -1, count: values.count)
+    for (index, value) in values.enumerated() {
+      var low = 0
+      var high = tails.count
+      while low < high {
+        let middle = (low + high) / 2
+        if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+      }
+      if low > 0 { previous[index] = tails[low - 1] }
+      if low == tails.count { tails.append(index) } else { tails[low] = index }
+    }
+    var marks = [Bool](repeating: false, count: values.count)
+    var index = tails.last ?? -1
+    while index >= 0 {
+      marks[index] = true
+      index = previous[index]
+    }
+    return marks
+  }
+}
+
+extension Chain {
+  /// Adds a sink that receives each change of the chain's list as a ``ListChange``, elements
+  /// matched by value.
+  ///
+  /// ```swift
+  /// Bind.in(log, \.lines).outChanges(key: "rows") { change in apply(change) }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - key: The sink's name in this chain.
+  ///   - initial: Whether to call the sink now, with every element inserted.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out.
+  ///   - sink: The closure to call with each change.
+  /// - Returns: This chain.
+  @discardableResult
+  public func outChanges<Element: Equatable>(
+    key: String, initial: Bool = true, isolation: isolated (any Actor)? = #isolation,
+    _ sink: @escaping (ListChange<Element>) -> Void
+  ) -> Chain where Value == [Element] {
+    let differ = ListDiffer<Element>(initial: initial)
+    return out(key: key, isolation: isolation) { list in
+      if let change = differ.change(to: list) { sink(change) }
+    }
+  }
+
+  /// Adds a sink that receives each change of the chain's list as a ``ListChange``, elements
+  /// matched by `id`.
+  ///
+  /// ```swift
+  /// Bind.in(feed, \.posts).outChanges(key: "rows") { change in apply(change) }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - key: The sink's name in this chain.
+  ///   - initial: Whether to call the sink now, with every element inserted.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out.
+  ///   - sink: The closure to call with each change.
+  /// - Returns: This chain.
+  @discardableResult
+  public func outChanges<Element: Identifiable & Equatable>(
+    key: String, initial: Bool = true, isolation: isolated (any Actor)? = #isolation,
+    _ sink: @escaping (ListChange<Element>) -> Void
+  ) -> Chain where Value == [Element] {
+    let differ = IdentifiedListDiffer<Element>(initial: initial)
+    return out(key: key, isolation: isolation) { list in
+      if let change = differ.change(to: list) { sink(change) }
+    }
+  }
+
+  /// Adds a sink owned by `owner` that receives each change of the list, matched by value.
+  ///
+  /// It receives a ``ListChange``, and follows its owner like ``out(_:key:initial:isolation:_:)``.
+  ///
+  /// - Parameters:
+  ///   - owner: The object the closure renders into. The chain never retains it.
+  ///   - key: The sink's name for this owner.
+  ///   - initial: Whether to call the sink now, with every element inserted.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out.
+  ///   - sink: The closure to call with the owner and each change.
+  /// - Returns: This chain.
+  @discardableResult
+  public func outChanges<Owner: AnyObject, Element: Equatable>(
+    _ owner: Owner, key: String, initial: Bool = true,
+    isolation: isolated (any Actor)? = #isolation,
+    _ sink: @escaping (Owner, ListChange<Element>) -> Void
+  ) -> Chain where Value == [Element] {
+    let differ = ListDiffer<Element>(initial: initial)
+    return out(owner, key: key, isolation: isolation) { owner, list in
+      if let change = differ.change(to: list) { sink(owner, change) }
+    }
+  }
+
+  /// Adds a sink owned by `owner` that receives each change of the list, matched by `id`.
+  ///
+  /// It receives a ``ListChange``, and follows its owner like ``out(_:key:initial:isolation:_:)``.
+  ///
+  /// ```swift
+  /// Bind.in(feed, \.posts)
+  ///   .outChanges(table, key: "rows") { table, change in table.apply(change) }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - owner: The object the closure renders into. The chain never retains it.
+  ///   - key: The sink's name for this owner.
+  ///   - initial: Whether to call the sink now, with every element inserted.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out.
+  ///   - sink: The closure to call with the owner and each change.
+  /// - Returns: This chain.
+  @discardableResult
+  public func outChanges<Owner: AnyObject, Element: Identifiable & Equatable>(
+    _ owner: Owner, key: String, initial: Bool = true,
+    isolation: isolated (any Actor)? = #isolation,
+    _ sink: @escaping (Owner, ListChange<Element>) -> Void
+  ) -> Chain where Value == [Element] {
+    let differ = IdentifiedListDiffer<Element>(initial: initial)
+    return out(owner, key: key, isolation: isolation) { owner, list in
+      if let change = differ.change(to: list) { sink(owner, change) }
+    }
+  }
+}
+
+// The list a sink saw last, to compute the next change from. Called by one delivery at a time
+// (Docs/Semantics.md, "Propagation").
+// The sink is added with an initial call either way: it gives the differ the list to start from,
+// and is passed on only when `initial`.
+class ListDiffer<Element: Equatable>: @unchecked Sendable {
+  private var last: [Element]?
+  private let passesInitial: Bool
+
+  init(initial: Bool) {
+    passesInitial = initial
+  }
+
+  func change(to new: [Element]) -> ListChange<Element>? {
+    defer { last = new }
+    guard let last else { return passesInitial ? .initial(new) : nil }
+    return diff(last, new)
+  }
+
+  func diff(_ old: [Element], _ new: [Element]) -> ListChange<Element> {
+    ListChange(from: old, to: new)
+  }
+}
+
+// Matches elements by `id`.
+final class IdentifiedListDiffer<Element: Identifiable & Equatable>: ListDiffer<Element>,
+  @unchecked Sendable
+{
+  override func diff(_ old: [Element], _ new: [Element]) -> ListChange<Element> {
+    ListChange(from: old, to: new)
+  }
+}
