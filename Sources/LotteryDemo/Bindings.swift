@@ -62,8 +62,10 @@ enum Bindings {
       }
 
     // The history is read-only outside the model, so it is an `in` head: it sends, never receives.
+    // The list applies each change row by row (draws matched by issue number): a new draw is
+    // inserted at the top, and the oldest falls off the end.
     Bind.in(lottery, \.history)
-      .out(view.historyList, \.draws)
+      .outChanges(view.historyList, key: "rows") { list, change in list.apply(change) }
 
     // The status line is a computed property of the view model: the chain observes the history,
     // the rate and the win code it reads, so no code recomputes it after a draw or an edit. Bound

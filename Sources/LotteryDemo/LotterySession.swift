@@ -44,7 +44,7 @@ final class LotterySession {
       say(Self.helpText)
       return true
     case .history:
-      say(screen.historyText())
+      say(Screen.historyText(lottery.log))
       return true
     case .quit:
       say("Bye.\n")
@@ -76,7 +76,12 @@ final class LotterySession {
             + " it stays '\(lottery.winCode)'.\n")
       }
     }
-    if showsScreen { presentScreen() }
+    if showsScreen {
+      presentScreen()
+      if case .draw = command, !view.historyList.lastChangeText.isEmpty {
+        say("  history rows: \(view.historyList.lastChangeText)\n")
+      }
+    }
     return true
   }
 

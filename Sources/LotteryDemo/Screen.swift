@@ -51,9 +51,9 @@ struct Screen {
     }
   }
 
-  /// Every past draw, newest first, as the history list shows them.
-  func historyText() -> String {
-    let draws = view.historyList.draws
+  /// Every past draw in `draws` (the model's full log, newest first), one row each as the
+  /// history list words it.
+  static func historyText(_ draws: [Draw]) -> String {
     guard !draws.isEmpty else { return "History: no draws yet.\n" }
     let wins = draws.filter(\.isWin).count
     let title =

@@ -58,6 +58,16 @@ import Testing
         == "| status    last draw won; 777 wins 3 in 10    |")
     #expect(lines.filter { $0.hasSuffix("(a 3 in 10 chance).") }.count == 2)
 
+    // The history list applied each draw as a change: the 4th draw's row went in at the top and
+    // the oldest fell off, and the line under the screen says so.
+    let changes = lines.filter { $0.hasPrefix("  history rows: ") }
+    #expect(changes.count == 5)
+    #expect(changes.first == "  history rows: +#1 at top")
+    #expect(changes.contains("  history rows: +#4 at top, -#1 fell off"))
+    #expect(
+      lines.firstIndex(of: "  history rows: +#4 at top, -#1 fell off").map { lines[$0 - 1] }
+        == "+----------------------------------------------+")
+
     // The history at the end, newest first.
     let history = try #require(lines.firstIndex { $0.hasPrefix("History, newest first: 5 draws") })
     let rows = lines[(history + 1)...].prefix(5)

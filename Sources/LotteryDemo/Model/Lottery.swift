@@ -17,23 +17,35 @@ final class Lottery: @unchecked Sendable {
   @Bound var winCode = "666"
   /// Whether the last draw won.
   @Bound var isWin = false
-  /// Every draw so far, newest first.
+  /// The last draws, newest first: at most `historyLimit`, as many as the screen shows.
   @Bound private(set) var history: [Draw] = []
+  /// Every draw so far, newest first, for the `history` command; no widget shows it.
+  private(set) var log: [Draw] = []
 
-  /// Adds a draw at the top of the history.
+  /// How many draws `history` keeps.
+  static let historyLimit = 3
+
+  /// Adds a draw at the top of the history; past `historyLimit` draws, the oldest falls off.
+  ///
+  /// One assignment, so the history's chain sends one change: an insertion at the top and, once
+  /// the history is full, a removal at the end.
   func record(_ draw: Draw) {
-    history.insert(draw, at: 0)
+    log.insert(draw, at: 0)
+    history = Array(([draw] + history).prefix(Self.historyLimit))
   }
 }
 
-/// One past draw, as the history keeps it.
-struct Draw: Equatable, Sendable {
+/// One past draw, as the history keeps it; identified by its issue number.
+struct Draw: Equatable, Identifiable, Sendable {
   /// The issue the draw was for.
   let sn: Int
   /// The code drawn.
   let code: String
   /// The winning code the draw was played with.
   let winCode: String
+
+  /// The issue number: one draw per issue.
+  var id: Int { sn }
 
   /// Whether the code drawn is the winning code.
   var isWin: Bool { code == winCode }
