@@ -40,10 +40,11 @@ enum Bindings {
       .filter { (0.0...1.0).contains($0) }
 
     // The last code: a label (nil before the first draw) and the rolling wheels. The wheels
-    // are a keyed sink, called on every draw, so the same code twice still rolls.
+    // are a sink owned by the display, called on every draw, so the same code twice still
+    // rolls; the chain hands it the display (held weakly), so the closure captures nothing.
     Bind.inout(lottery, \.code)
       .out(view.codeLabel, \.text, convert: { $0 ?? "---" })
-      .out(key: "roll") { [weak display = view.rollingDisplay] code in display?.roll(to: code) }
+      .out(view.rollingDisplay, key: "roll") { display, code in display.roll(to: code) }
 
     // The winning code: the label, and the text field the user types into. The filter rejects
     // a 4th digit (or a non-digit), and the field goes back to the last accepted code.
@@ -53,12 +54,12 @@ enum Bindings {
       .filter { $0.count <= 3 && $0.allSatisfy { ("0"..."9").contains($0) } }
 
     // The outcome: a label (Bool -> String), the lamp (lit when won: negated into isDark), and a
-    // keyed sink that starts or stops the flashing.
+    // sink owned by the lamp that starts or stops the flashing.
     Bind.inout(lottery, \.isWin)
       .out(view.isWinLabel, \.text)
       .out(view.lamp, \.isDark, negated: true)
-      .out(key: "flash") { [weak lamp = view.lamp] isWin in
-        if isWin { lamp?.startFlashing() } else { lamp?.stopFlashing() }
+      .out(view.lamp, key: "flash") { lamp, isWin in
+        if isWin { lamp.startFlashing() } else { lamp.stopFlashing() }
       }
 
     // The history is read-only outside the model, so it is an `in` head: it sends, never receives.
