@@ -69,11 +69,10 @@ public struct Bound<Value> {
     // Always inlined: the key-path literals then fold into direct accesses to the storage, and
     // a read is a load plus one relaxed load of the probe gate.
     @inline(__always) get {
-      // The storage is handed to the probe only on a thread that is probing or collecting what
-      // a read touches: other threads make no access beyond their read meanwhile.
+      // Only on a thread that is probing or collecting what a read touches, the probe gets the
+      // storage's token by a read; it writes the storage only to give it a token it lacks, so a
+      // read stays a read for threads that read the property meanwhile.
       if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0), BoundProbe.isProbing() {
-        // Reads of the storage, and a write only to give it a token it lacks: reading a
-        // property stays a read for threads that read it meanwhile.
         BoundProbe.visit(
           instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
           token: instance[keyPath: storageKeyPath].token)

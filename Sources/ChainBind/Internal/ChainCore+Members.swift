@@ -26,9 +26,8 @@ extension ChainCore {
     isolation: (any Actor)?, thunks: MemberThunks<Value, Object, Value>
   ) -> ChainCore<Value> {
     let registry = Registry.current
-    if let existing = registry.member(of: object, keyPath: keyPath),
-      let chain = existing.chain as? ChainCore<Value>, chain.isUsable
-    {
+    let existing = registry.member(of: object, keyPath: keyPath)
+    if let existing, let chain = existing.chain as? ChainCore<Value>, chain.isUsable {
       chain.add(
         object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks)
       return chain
@@ -46,7 +45,7 @@ extension ChainCore {
       head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath))
     let chain = ChainCore(registry: registry, code: code, current: value)
     _ = chain.admits(isolation, adding: code.description)
-    guard chain.mayTake(object, keyPath, from: isolation) else {
+    guard chain.mayTake(existing, from: isolation) else {
       probe?.undoInstall(in: object, storage: Bound<Value>.self)
       registry.release(chain)
       return chain
@@ -71,17 +70,17 @@ extension ChainCore {
       report(BindingError(chain: code, member: label(), cause: .chainInactive))
       return
     }
-    guard admits(isolation, adding: label()), mayTake(object, keyPath, from: isolation) else {
+    // Looked up once: for the isolation check, and for a property added again to this chain.
+    let existing = registry.member(of: object, keyPath: keyPath)
+    guard admits(isolation, adding: label()), mayTake(existing, from: isolation) else {
       return
     }
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
     pruneDeadMembers()
     // Its membership of this chain, if it is added again: the roles unite (Docs/Semantics.md,
-    // "Join and move").
-    let previous = registry.member(of: object, keyPath: keyPath).flatMap {
-      $0.chain === self && $0.isAttached ? $0 : nil
-    }
+    // "Join and move"). Still attached after the pruning, or not used.
+    let previous = existing.flatMap { $0.chain === self && $0.isAttached ? $0 : nil }
     var probe: BoundProbe?
     if case .property = source {
       // A sending member added again keeps sending: probe for what it observes.
@@ -96,10 +95,11 @@ extension ChainCore {
       thunks: thunks, isHead: false)
   }
 
-  // Whether code isolated to `caller` may move `(object, keyPath)` here from the chain it is in:
+  // Whether code isolated to `caller` may move a property here from the chain it is in:
   // not out of a chain isolated to another actor (Docs/Semantics.md, "Isolation").
-  func mayTake(_ object: AnyObject, _ keyPath: AnyKeyPath, from caller: (any Actor)?) -> Bool {
-    guard let caller, let existing = registry.member(of: object, keyPath: keyPath),
+  // `existing` is the membership the registry holds for the property.
+  func mayTake(_ existing: Member?, from caller: (any Actor)?) -> Bool {
+    guard let caller, let existing,
       existing.chain !== self, existing.chain.isActive, let isolation = existing.chain.isolation,
       !isolation.isActor(caller), !isolation.isActorGone
     else { return true }
@@ -201,9 +201,9 @@ extension ChainCore {
       report(BindingError(chain: code, member: label, cause: .chainInactive))
       return
     }
-    guard admits(isolation, adding: label), mayTake(owner, keyPath, from: isolation) else {
-      return
-    }
+    guard admits(isolation, adding: label),
+      isolation == nil || mayTake(registry.member(of: owner, keyPath: keyPath), from: isolation)
+    else { return }
     pruneDeadMembers()
     let member = Member(
       object: owner, keyPath: keyPath, chain: self, role: .out,
