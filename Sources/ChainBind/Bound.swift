@@ -36,13 +36,6 @@ public struct Bound<Value> {
     self.value = wrappedValue
   }
 
-  // Sets the value; returns the token to notify, if the property is bound.
-  @inlinable
-  mutating func store(_ newValue: Value) -> BoundToken? {
-    value = newValue
-    return token
-  }
-
   /// Unavailable: `@Bound` is for properties of classes.
   @available(*, unavailable, message: "@Bound can only be applied to properties of classes")
   public var wrappedValue: Value {
@@ -80,8 +73,13 @@ public struct Bound<Value> {
       return instance[keyPath: storageKeyPath].value
     }
     @inline(__always) set {
-      if let token = instance[keyPath: storageKeyPath].store(newValue) {
-        token.didSet(newValue)
+      instance[keyPath: storageKeyPath].value = newValue
+      // The token, unretained: once a binding keeps it, it stays in the storage until the object
+      // dies, and the object lives through its own setter (a binding that does not keep it takes
+      // it out on its own thread, while it reads). A bit cast, so that no retain is emitted.
+      let token = unsafeBitCast(instance[keyPath: storageKeyPath].token, to: UnsafeRawPointer?.self)
+      if let token {
+        BoundToken.didSet(Unmanaged.fromOpaque(token), newValue)
       }
     }
   }

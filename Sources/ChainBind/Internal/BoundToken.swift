@@ -41,7 +41,13 @@ final class BoundToken: @unchecked Sendable {
     lock.unlock()
   }
 
-  // The property was set to `newValue`.
+  // The property that holds `token` was set to `newValue`.
+  @inlinable
+  @inline(__always)
+  static func didSet<Value>(_ token: Unmanaged<BoundToken>, _ newValue: Value) {
+    token._withUnsafeGuaranteedRef { $0.didSet(newValue) }
+  }
+
   @inlinable
   func didSet<Value>(_ newValue: Value) {
     if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
@@ -64,8 +70,7 @@ final class BoundToken: @unchecked Sendable {
       return
     case .dropped: return
     }
-    guard let send = member.send else { return }
-    withUnsafePointer(to: newValue) { send(nil, $0, member) }
+    withUnsafePointer(to: newValue) { member.send?(nil, $0, member) }
   }
 
   deinit {

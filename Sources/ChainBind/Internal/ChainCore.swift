@@ -7,15 +7,15 @@ import Synchronization
 // chain), and no user code ever runs under either.
 @usableFromInline
 class AnyChain: @unchecked Sendable {
-  let registry: Registry
+  @usableFromInline let registry: Registry
   let code: ChainCode
   // Guarded by `lock`. Written and read in the order members were added (Docs/Semantics.md,
   // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
   // run time.
-  @exclusivity(unchecked) var members: ContiguousArray<Member> = []
+  @usableFromInline @exclusivity(unchecked) var members: ContiguousArray<Member> = []
   // How many of `members` are owned sinks (guarded by `lock`): a change of a chain with none
   // skips looking for them.
-  @exclusivity(unchecked) var ownedSinkCount: Int32 = 0
+  @usableFromInline @exclusivity(unchecked) var ownedSinkCount: Int32 = 0
   // Numbers keyed and owned sinks in the order they were added, across both (guarded by `lock`).
   @exclusivity(unchecked) var sinksAdded: Int32 = 0
   // Kept when the chain is released: errors about adding to it still reach it.
@@ -26,7 +26,7 @@ class AnyChain: @unchecked Sendable {
   @exclusivity(unchecked) private var isolationStorage: ChainIsolation?
   @usableFromInline let isolationAddress = Atomic<UInt>(0)
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
-  let lock = ChainLock()
+  @usableFromInline let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
 
   init(registry: Registry, code: ChainCode) {
@@ -215,18 +215,18 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // All guarded by `lock`. Not a struct behind the lock: this code runs unspecialized, and a
   // closure-based `withLock` returning generic values would look up run-time type metadata on
   // every change.
-  @exclusivity(unchecked) private var current: Value
+  @usableFromInline @exclusivity(unchecked) var current: Value
   // nil until first used: making or destroying an empty array of these generic element types
   // looks up their metadata at run time, which cost every chain about a thousand instructions.
-  @exclusivity(unchecked) private var filters: ContiguousArray<(Value) -> Bool>?
-  @exclusivity(unchecked) private var sinks: ContiguousArray<Sink<Value>>?
-  @exclusivity(unchecked) private var queue: ContiguousArray<PendingChange<Value>>?
+  @usableFromInline @exclusivity(unchecked) var filters: ContiguousArray<(Value) -> Bool>?
+  @usableFromInline @exclusivity(unchecked) var sinks: ContiguousArray<Sink<Value>>?
+  @usableFromInline @exclusivity(unchecked) var queue: ContiguousArray<PendingChange<Value>>?
   // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
   // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
-  @exclusivity(unchecked) private var filterCount: Int32 = 0
-  @exclusivity(unchecked) private var sinkCount: Int32 = 0
-  @exclusivity(unchecked) private var queuedCount: Int32 = 0
-  @exclusivity(unchecked) private var isDelivering = false
+  @usableFromInline @exclusivity(unchecked) var filterCount: Int32 = 0
+  @usableFromInline @exclusivity(unchecked) var sinkCount: Int32 = 0
+  @usableFromInline @exclusivity(unchecked) var queuedCount: Int32 = 0
+  @usableFromInline @exclusivity(unchecked) var isDelivering = false
 
   init(registry: Registry, code: ChainCode, current: Value) {
     self.current = current
@@ -300,12 +300,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // change that arrives while another is being delivered (from a sink, from a setter, or from
   // another thread) is queued, and the thread already delivering delivers it next.
   //
-  // Written with plain locals and explicit lock/unlock: this runs unspecialized (the chain's
-  // value type is only known at run time), and every generic temporary (a struct holding a
-  // Value, an optional or a tuple of one, a closure returning one) costs a run-time metadata
-  // lookup per change.
-  @usableFromInline
-  func deliver(from origin: Member, _ value: Value) {
+  // Inlinable, down to the member loop: specialized in the module of the member that sends, for
+  // its chain's value type, it needs no run-time type metadata, value witness calls or generic
+  // temporaries. What is rare (queueing, isolation, filters, sinks, dead members) stays out of
+  // line, in this module.
+  @inlinable
+  final func deliver(from origin: Member, _ value: Value) {
     lock.lock()
     guard isActive else {
       lock.unlock()
@@ -316,16 +316,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       lock.unlock()
       return
     }
-    if _slowPath(isIsolated) {
-      if origin.isAdmittedHere {
-        origin.isAdmittedHere = false
-      } else if let isolation = isolationElsewhere {
-        // Isolated after this change got past its setter's check: it goes to the actor.
-        lock.unlock()
-        isolation.enqueue(from: origin, in: self) { self.deliver(from: origin, value) }
-        return
-      }
-    }
+    if _slowPath(isIsolated) && !mayDeliverHere(from: origin, value) { return }
     isDelivering = true
     var dead: [Member] = []
     if runTurn(from: origin, value, dead: &dead) {
@@ -335,10 +326,40 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     finishDelivery(dead: &dead)
   }
 
+  // Chain lock held. Whether this thread may deliver the change: it may when the change was
+  // made on the chain's actor. Otherwise the chain was isolated after the change got past its
+  // setter's check: the change goes to the actor, and this unlocks.
+  @usableFromInline
+  @inline(never)
+  final func mayDeliverHere(from origin: Member, _ value: Value) -> Bool {
+    if origin.isAdmittedHere {
+      origin.isAdmittedHere = false
+      return true
+    }
+    guard let isolation = isolationElsewhere else { return true }
+    lock.unlock()
+    isolation.enqueue(from: origin, in: self) { self.deliver(from: origin, value) }
+    return false
+  }
+
   // Delivers what was queued meanwhile, then ends the delivery. Called without the lock.
+  @inlinable
   @inline(__always)
-  private func finishDelivery(dead: inout [Member]) {
+  final func finishDelivery(dead: inout [Member]) {
     lock.lock()
+    if _slowPath(queuedCount > 0) {
+      finishDeliveringQueue(dead: &dead)
+      return
+    }
+    isDelivering = false
+    lock.unlock()
+    if _slowPath(!dead.isEmpty) { registry.prune(dead) }
+  }
+
+  // Chain lock held, something queued: delivers it, then ends the delivery; unlocks.
+  @usableFromInline
+  @inline(never)
+  final func finishDeliveringQueue(dead: inout [Member]) {
     if isActive && queuedCount > 0 && deliverQueue(dead: &dead) {
       if !dead.isEmpty { registry.prune(dead) }
       return
@@ -355,8 +376,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   // Chain lock held, the queue not empty; returns with the lock held, or returns true, unlocked,
-  // when it handed the delivery over to the chain's actor. Kept out of `deliver` so that a change
-  // with nothing queued never touches a `PendingChange<Value>`.
+  // when it handed the delivery over to the chain's actor.
   @inline(never)
   private func deliverQueue(dead: inout [Member]) -> Bool {
     repeat {
@@ -383,10 +403,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     handOff(ContiguousArray(), to: isolation)
   }
 
-  // The same, for a change its filters accepted: it comes first, and they do not run again. Out
-  // of line: a `PendingChange<Value>` built in `runTurn` would look up its metadata every turn.
+  // The same, for a change its filters accepted: it comes first, and they do not run again.
+  @usableFromInline
   @inline(never)
-  private func handOff(accepted origin: Member, _ value: Value, to isolation: ChainIsolation) {
+  final func handOff(accepted origin: Member, _ value: Value, to isolation: ChainIsolation) {
     origin.pendingChanges.add(1, ordering: .relaxed)
     handOff([PendingChange(origin: origin, value: value, isAccepted: true)], to: isolation)
   }
@@ -435,84 +455,112 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // One change: called with the chain lock held, returns with it released. Everything the turn
   // copies lives in this function's locals, so it is all released after unlocking, when this
   // function returns: releasing a sink or a member may run user code.
-  //
-  // The filter and sink arrays are copied only when the chain has some: asking a
-  // `ContiguousArray<Sink<Value>>` anything costs a metadata lookup in unspecialized code.
   // Returns true when the turn handed the delivery over to the chain's actor.
+  @inlinable
   @inline(__always)
-  private func runTurn(
+  final func runTurn(
     from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout [Member]
   ) -> Bool {
-    let previous = current
-    let filtering = filterCount > 0 && !skippingFilters
-    let filters = filtering ? self.filters : nil
-    var members = self.members
-    var hasOwnedSinks = ownedSinkCount > 0
-    var sinks = sinkCount > 0 ? self.sinks : nil
-    if !filtering { current = value }  // the value it replaces is still held by `previous`
-    lock.unlock()
-
-    if let filters {
-      if !accepts(value, filters) {
-        // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
-        // last accepted value back.
-        // Not when the origin has a newer change of its own queued: that one is delivered next.
-        if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
-          write(previous, to: origin, dead: &dead)
-        }
-        return false
-      }
-      // Accepted. Taken again with the new value in place, so a member or sink that a filter
-      // added is in; the copies it replaces are released after unlocking.
-      lock.lock()
-      if isIsolated, let isolation = isolationElsewhere {
-        // Isolated while the filters ran: what the actor added must run on it.
-        handOff(accepted: origin, value, to: isolation)
-        return true
-      }
-      current = value
-      let acceptedMembers = self.members
-      hasOwnedSinks = ownedSinkCount > 0
-      let acceptedSinks = sinkCount > 0 ? self.sinks : nil
-      lock.unlock()
-      members = acceptedMembers
-      sinks = acceptedSinks
+    if _slowPath(filterCount > 0 && !skippingFilters) {
+      return runFilteredTurn(from: origin, value, dead: &dead)
     }
-    // The origin is not written back, even when it left the chain meanwhile: its change was
-    // made while it was a member, so it is delivered all the same.
+    // Only the delivering thread writes `current`: the value it replaces is released after
+    // unlocking, with `previous`.
+    let previous = current
+    current = value
+    let members = self.members
+    let hasOwnedSinks = ownedSinkCount > 0
+    let sinks = sinkCount > 0 ? self.sinks : nil
+    lock.unlock()
+    withExtendedLifetime(previous) {}
+    deliverToMembers(members, value, from: origin, dead: &dead)
+    callSinks(members, hasOwnedSinks, sinks, with: value, dead: &dead)
+    return false
+  }
+
+  // A turn through the chain's filters. Out of line: most chains have none.
+  @usableFromInline
+  @inline(never)
+  final func runFilteredTurn(from origin: Member, _ value: Value, dead: inout [Member]) -> Bool {
+    let previous = current
+    let filters = self.filters ?? []
+    lock.unlock()
+    if !accepts(value, filters) {
+      // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
+      // last accepted value back.
+      // Not when the origin has a newer change of its own queued: that one is delivered next.
+      if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
+        write(previous, to: origin, dead: &dead)
+      }
+      return false
+    }
+    // Accepted. Taken again with the new value in place, so a member or sink that a filter
+    // added is in; the copies it replaces are released after unlocking.
+    lock.lock()
+    if isIsolated, let isolation = isolationElsewhere {
+      // Isolated while the filters ran: what the actor added must run on it.
+      handOff(accepted: origin, value, to: isolation)
+      return true
+    }
+    current = value
+    let members = self.members
+    let hasOwnedSinks = ownedSinkCount > 0
+    let sinks = sinkCount > 0 ? self.sinks : nil
+    lock.unlock()
+    deliverToMembers(members, value, from: origin, dead: &dead)
+    callSinks(members, hasOwnedSinks, sinks, with: value, dead: &dead)
+    return false
+  }
+
+  // Writes `value` into every member that receives, but the origin and the owned sinks. The
+  // origin is not written back, even when it left the chain meanwhile: its change was made while
+  // it was a member, so it is delivered all the same.
+  @inlinable
+  @inline(__always)
+  final func deliverToMembers(
+    _ members: ContiguousArray<Member>, _ value: Value, from origin: Member, dead: inout [Member]
+  ) {
     withUnsafePointer(to: value) { value in
       for index in members.indices {
         // `members` holds every member for the loop: each is used without a retain of its own.
         Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
-          guard member !== origin, member.role.receives, member.isAttached,
+          // A member with a change of its own waiting in the queue keeps that newer value: the
+          // change is delivered next, and this older one must not overwrite it.
+          guard member !== origin, member.role.receives, !member.isSink, member.isAttached,
             member.pendingChanges.load(ordering: .relaxed) == 0, isActive
           else { return }
-          if member.isSink { return }  // after the members, below
-          // A member with a change of its own waiting in the queue (above) keeps that newer
-          // value: the change is delivered next, and this older one must not overwrite it.
           write(at: value, to: member, dead: &dead)
         }
       }
     }
-    // Sinks after every member, owned and keyed, in the order they were added.
-    if hasOwnedSinks {
-      callSinks(members, sinks, with: value, dead: &dead)
-    } else if let sinks {
-      call(sinks, with: value)
-    }
-    return false
   }
 
+  @usableFromInline
   @inline(never)
-  private func accepts(_ value: Value, _ filters: ContiguousArray<(Value) -> Bool>) -> Bool {
+  final func accepts(_ value: Value, _ filters: ContiguousArray<(Value) -> Bool>) -> Bool {
     // A plain loop: `allSatisfy { $0(value) }` would box the closure's captured `value`.
     for index in filters.indices where !filters[index](value) { return false }
     return true
   }
 
+  // Sinks after every member, owned and keyed, in the order they were added.
+  @inlinable
+  @inline(__always)
+  final func callSinks(
+    _ members: ContiguousArray<Member>, _ hasOwnedSinks: Bool,
+    _ sinks: ContiguousArray<Sink<Value>>?, with value: Value, dead: inout [Member]
+  ) {
+    if _slowPath(hasOwnedSinks) {
+      callMergedSinks(members, sinks, with: value, dead: &dead)
+    } else if let sinks {
+      call(sinks, with: value)
+    }
+  }
+
   // The owned sinks among `members` and the keyed `sinks`, merged by the order they were added.
+  @usableFromInline
   @inline(never)
-  private func callSinks(
+  final func callMergedSinks(
     _ members: ContiguousArray<Member>, _ sinks: ContiguousArray<Sink<Value>>?, with value: Value,
     dead: inout [Member]
   ) {
@@ -531,13 +579,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
   }
 
+  @usableFromInline
   @inline(never)
-  private func call(_ sinks: ContiguousArray<Sink<Value>>, with value: Value) {
+  final func call(_ sinks: ContiguousArray<Sink<Value>>, with value: Value) {
     for sink in sinks where !sink.isRemoved && isActive { sink.body(value) }
   }
 
   // Chain lock held.
-  private func enqueue(origin: Member, value: Value) {
+  @usableFromInline
+  @inline(never)
+  final func enqueue(origin: Member, value: Value) {
     origin.pendingChanges.add(1, ordering: .relaxed)
     var pending = queue ?? []
     queue = nil  // moved out and back: appended in place, not copied
@@ -558,23 +609,27 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   // Writes `value` into one member (a revert, or the initial sync of a new member).
-  func write(_ value: Value, to member: Member, dead: inout [Member]) {
+  @usableFromInline
+  final func write(_ value: Value, to member: Member, dead: inout [Member]) {
     withUnsafePointer(to: value) { write(at: $0, to: member, dead: &dead) }
   }
 
   // Writes the `Value` at `value` into `member`, unless it cannot receive; a member whose object
   // is gone goes into `dead`.
+  @inlinable
   @inline(__always)
-  private func write(at value: UnsafePointer<Value>, to member: Member, dead: inout [Member]) {
-    guard let write = member.write else { return }
+  final func write(at value: UnsafePointer<Value>, to member: Member, dead: inout [Member]) {
+    // Called through the member, not copied out of it: a copy would retain its context.
+    guard member.write != nil else { return }
     guard let object = member.object else {
       dead.append(member)
       return
     }
-    write(object, value, member)
+    member.write?(object, value, member)
   }
 }
 
+@usableFromInline
 struct PendingChange<Value> {
   let origin: Member
   let value: Value
@@ -584,6 +639,7 @@ struct PendingChange<Value> {
 
 // A keyed sink. `removed` lets a delivery that already copied the sink list skip a sink that was
 // removed or replaced meanwhile.
+@usableFromInline
 final class Sink<Value>: @unchecked Sendable {
   let key: String
   let body: (Value) -> Void

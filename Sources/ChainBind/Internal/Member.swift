@@ -26,13 +26,13 @@ final class Member: @unchecked Sendable {
   // Never retains the member's object (Docs/Semantics.md, "Lifetime"). Like every field below
   // with one owner, not checked for exclusive access at run time: the check costs more than the
   // rest of a write.
-  @exclusivity(unchecked) weak var object: AnyObject?
+  @usableFromInline @exclusivity(unchecked) weak var object: AnyObject?
   let objectID: ObjectIdentifier
   // The property's identity, for join, move and unbind; the thunks capture their own copy.
   let keyPath: AnyKeyPath
   @usableFromInline let chain: AnyChain
   // Writes a chain value into the property; nil when the member cannot receive.
-  let write: WriteThunk?
+  @usableFromInline let write: WriteThunk?
   // Converts the property's value and sends it; nil when the member cannot send.
   @usableFromInline let send: SendThunk?
   // The token in the `@Bound` property's storage, for a `@Bound` member: cleared when the
@@ -47,7 +47,7 @@ final class Member: @unchecked Sendable {
   // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
   // the delivering thread, which must not overwrite a member's newer, queued value. With the
   // byte-sized fields below, one word.
-  let pendingChanges = Atomic<Int32>(0)
+  @usableFromInline let pendingChanges = Atomic<Int32>(0)
   @usableFromInline @exclusivity(unchecked) var role: MemberRole
   // Set while the chain writes this member: the member's own notification of that write is not
   // a change (no echo). A `@Bound` setter notifies once and that clears the flag, so a setter
@@ -67,7 +67,7 @@ final class Member: @unchecked Sendable {
   @exclusivity(unchecked) var sinkOrder: Int32 = 0
   // Set on the actor when the member's change was found to be made there, so that delivering it
   // does not ask again; cleared by that delivery.
-  @exclusivity(unchecked) var isAdmittedHere = false
+  @usableFromInline @exclusivity(unchecked) var isAdmittedHere = false
 
   init(
     object: AnyObject, keyPath: AnyKeyPath, chain: AnyChain, role: MemberRole,

@@ -23,6 +23,7 @@ import Synchronization
 // guards would be reported as a race.
 //
 // @unchecked Sendable: the pointer is only ever used through pthread_mutex_lock and unlock.
+@usableFromInline
 struct PlatformMutex: ~Copyable, @unchecked Sendable {
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -38,8 +39,8 @@ struct PlatformMutex: ~Copyable, @unchecked Sendable {
     mutex.deallocate()
   }
 
-  borrowing func lock() { pthread_mutex_lock(mutex) }
-  borrowing func unlock() { pthread_mutex_unlock(mutex) }
+  @usableFromInline borrowing func lock() { pthread_mutex_lock(mutex) }
+  @usableFromInline borrowing func unlock() { pthread_mutex_unlock(mutex) }
   borrowing func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
 }
 

@@ -6,6 +6,7 @@ import Synchronization
 // does. Lock order: the registry's lock, then a chain's lock. Nothing removed under the lock is
 // released under it: removed members, chains and user closures are handed back as `Garbage` and
 // dropped after unlocking, because their deinits may run user code that binds or unbinds.
+@usableFromInline
 final class Registry: Sendable {
   static let shared = Registry()
 
@@ -61,6 +62,7 @@ final class Registry: Sendable {
   }
 
   // Removes members whose objects are gone.
+  @usableFromInline
   func prune(_ members: [Member]) {
     withGarbage(pruningTouched: false) { tables, garbage in
       for member in members { tables.detach(member, garbage: &garbage) }
