@@ -39,4 +39,9 @@ extension Chain {
     if isFree { core.lock.unlock() }
     return !isFree
   }
+
+  /// How many list changes the chain computed for its list sinks, which share them; nil before
+  /// a list sink is added.
+  @_spi(Testing)
+  public var listChangesComputed: Int? { core.listChangesComputed }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What changed between two values of a list, as a table view's batch update applies it.
 ///
 /// Applying it to ``old`` gives ``new``: remove the offsets of ``removed`` and the sources of
@@ -45,6 +47,20 @@ public struct ListChange<Element> {
   public var isEmpty: Bool {
     removed.isEmpty && inserted.isEmpty && moved.isEmpty && updated.isEmpty
   }
+
+  @usableFromInline
+  init(
+    old: [Element], new: [Element], removed: [Int], inserted: [Int], moved: [(from: Int, to: Int)],
+    updated: [Int], isInitial: Bool
+  ) {
+    self.old = old
+    self.new = new
+    self.removed = removed
+    self.inserted = inserted
+    self.moved = moved
+    self.updated = updated
+    self.isInitial = isInitial
+  }
 }
 
 extension ListChange: Sendable where Element: Sendable {}
@@ -55,6 +71,7 @@ extension ListChange where Element: Equatable {
   /// - Parameters:
   ///   - old: The list before.
   ///   - new: The list after.
+  @inlinable
   public init(from old: [Element], to new: [Element]) {
     var removals: [(offset: Int, element: Element)] = []
     var insertions: [(offset: Int, element: Element)] = []
@@ -85,6 +102,7 @@ extension ListChange where Element: Equatable {
       moved: moved.sorted { $0.to < $1.to }, updated: [], isInitial: false)
   }
 
+  @usableFromInline
   static func initial(_ new: [Element]) -> ListChange {
     ListChange(
       old: [], new: new, removed: [], inserted: Array(new.indices), moved: [], updated: [],
@@ -100,6 +118,7 @@ extension ListChange where Element: Identifiable & Equatable {
   /// - Parameters:
   ///   - old: The list before.
   ///   - new: The list after.
+  @inlinable
   public init(from old: [Element], to new: [Element]) {
     // The same ids at the start and at the end are kept in place: only the middle is matched.
     let shorter = min(old.count, new.count)
@@ -116,22 +135,34 @@ extension ListChange where Element: Identifiable & Equatable {
     let oldMiddle = prefix..<(old.count - suffix)
     let newMiddle = prefix..<(new.count - suffix)
     let matchedOld = Self.match(old[oldMiddle], new[newMiddle])
+    // The kept elements in new order, with their old offsets; the rest is inserted or removed.
     var isKept = [Bool](repeating: false, count: oldMiddle.count)
-    for case let oldOffset? in matchedOld { isKept[oldOffset - prefix] = true }
-    let removed = oldMiddle.filter { !isKept[$0 - prefix] }
-    let inserted = newMiddle.filter { matchedOld[$0 - prefix] == nil }
+    var keptOld: [Int] = []
+    var keptNew: [Int] = []
+    keptOld.reserveCapacity(min(oldMiddle.count, newMiddle.count))
+    keptNew.reserveCapacity(min(oldMiddle.count, newMiddle.count))
+    var inserted: [Int] = []
+    for offset in newMiddle {
+      let oldOffset = matchedOld[offset - prefix]
+      if oldOffset < 0 {
+        inserted.append(offset)
+      } else {
+        isKept[oldOffset - prefix] = true
+        keptOld.append(oldOffset)
+        keptNew.append(offset)
+      }
+    }
+    var removed: [Int] = []
+    for offset in oldMiddle where !isKept[offset - prefix] { removed.append(offset) }
     // The kept elements that stay in place: a longest increasing run of their old offsets, in
     // new order. Every other kept element moves: as few moves as possible.
-    let kept = newMiddle.compactMap { offset in
-      matchedOld[offset - prefix].map { (new: offset, old: $0) }
-    }
-    let stays = Self.longestIncreasing(kept.map(\.old))
+    let stays = Self.longestIncreasing(keptOld)
     var moved: [(from: Int, to: Int)] = []
-    for (index, pair) in kept.enumerated() {
+    for index in keptOld.indices {
       if !stays[index] {
-        moved.append((from: pair.old, to: pair.new))
-      } else if old[pair.old] != new[pair.new] {
-        updated.append(pair.new)
+        moved.append((from: keptOld[index], to: keptNew[index]))
+      } else if old[keptOld[index]] != new[keptNew[index]] {
+        updated.append(keptNew[index])
       }
     }
     for offset in (new.count - suffix)..<new.count {
@@ -142,9 +173,10 @@ extension ListChange where Element: Identifiable & Equatable {
       isInitial: false)
   }
 
-  // For each element of `new`, the offset in `old` of the element with its id: the k-th
+  // For each element of `new`, the offset in `old` of the element with its id, or -1: the k-th
   // occurrence of an id in `old` matches its k-th occurrence in `new`.
-  private static func match(_ old: ArraySlice<Element>, _ new: ArraySlice<Element>) -> [Int?] {
+  @inlinable
+  static func match(_ old: ArraySlice<Element>, _ new: ArraySlice<Element>) -> [Int] {
     var first: [Element.ID: Int] = [:]
     first.reserveCapacity(old.count)
     var hasDuplicates = false
@@ -153,7 +185,13 @@ extension ListChange where Element: Identifiable & Equatable {
       break
     }
     if !hasDuplicates {
-      return new.map { first.removeValue(forKey: $0.id) }
+      // Looked up, not removed (cheaper); a second occurrence in `new` finds its match taken.
+      var isTaken = [Bool](repeating: false, count: old.count)
+      return new.map { element in
+        guard let offset = first[element.id], !isTaken[offset - old.startIndex] else { return -1 }
+        isTaken[offset - old.startIndex] = true
+        return offset
+      }
     }
     var offsets: [Element.ID: [Int]] = [:]
     for offset in old.indices { offsets[old[offset].id, default: []].append(offset) }
@@ -161,16 +199,23 @@ extension ListChange where Element: Identifiable & Equatable {
     return new.map { element in
       let occurrence = taken[element.id, default: 0]
       taken[element.id] = occurrence + 1
-      guard let candidates = offsets[element.id], occurrence < candidates.count else { return nil }
+      guard let candidates = offsets[element.id], occurrence < candidates.count else { return -1 }
       return candidates[occurrence]
     }
   }
 
   // Marks a longest strictly increasing subsequence of `values` (patience sorting, O(n log n)).
-  private static func longestIncreasing(_ values: [Int]) -> [Bool] {
+  @inlinable
+  static func longestIncreasing(_ values: [Int]) -> [Bool] {
     var tails: [Int] = []  // indices into `values`
     var previous = [Int](repeating: -1, count: values.count)
     for (index, value) in values.enumerated() {
+      // Most values extend the longest run so far: no search.
+      if let last = tails.last, values[last] < value {
+        previous[index] = last
+        tails.append(index)
+        continue
+      }
       var low = 0
       var high = tails.count
       while low < high {
@@ -204,12 +249,15 @@ extension Chain {
   ///   - isolation: The caller's actor, passed by Swift; leave it out.
   ///   - sink: The closure to call with each change.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func outChanges<Element: Equatable>(
     key: String, initial: Bool = true, isolation: isolated (any Actor)? = #isolation,
     _ sink: @escaping (ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
-    let differ = ListDiffer<Element>(initial: initial)
+    let differ = ListDiffer(
+      initial: initial,
+      shared: core.sharedListChange(matchesByID: false) { ListChange(from: $0, to: $1) })
     return out(key: key, isolation: isolation) { list in
       if let change = differ.change(to: list) { sink(change) }
     }
@@ -228,12 +276,15 @@ extension Chain {
   ///   - isolation: The caller's actor, passed by Swift; leave it out.
   ///   - sink: The closure to call with each change.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func outChanges<Element: Identifiable & Equatable>(
     key: String, initial: Bool = true, isolation: isolated (any Actor)? = #isolation,
     _ sink: @escaping (ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
-    let differ = IdentifiedListDiffer<Element>(initial: initial)
+    let differ = ListDiffer(
+      initial: initial,
+      shared: core.sharedListChange(matchesByID: true) { ListChange(from: $0, to: $1) })
     return out(key: key, isolation: isolation) { list in
       if let change = differ.change(to: list) { sink(change) }
     }
@@ -250,13 +301,16 @@ extension Chain {
   ///   - isolation: The caller's actor, passed by Swift; leave it out.
   ///   - sink: The closure to call with the owner and each change.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func outChanges<Owner: AnyObject, Element: Equatable>(
     _ owner: Owner, key: String, initial: Bool = true,
     isolation: isolated (any Actor)? = #isolation,
     _ sink: @escaping (Owner, ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
-    let differ = ListDiffer<Element>(initial: initial)
+    let differ = ListDiffer(
+      initial: initial,
+      shared: core.sharedListChange(matchesByID: false) { ListChange(from: $0, to: $1) })
     return out(owner, key: key, isolation: isolation) { owner, list in
       if let change = differ.change(to: list) { sink(owner, change) }
     }
@@ -278,13 +332,16 @@ extension Chain {
   ///   - isolation: The caller's actor, passed by Swift; leave it out.
   ///   - sink: The closure to call with the owner and each change.
   /// - Returns: This chain.
+  @inlinable
   @discardableResult
   public func outChanges<Owner: AnyObject, Element: Identifiable & Equatable>(
     _ owner: Owner, key: String, initial: Bool = true,
     isolation: isolated (any Actor)? = #isolation,
     _ sink: @escaping (Owner, ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
-    let differ = IdentifiedListDiffer<Element>(initial: initial)
+    let differ = ListDiffer(
+      initial: initial,
+      shared: core.sharedListChange(matchesByID: true) { ListChange(from: $0, to: $1) })
     return out(owner, key: key, isolation: isolation) { owner, list in
       if let change = differ.change(to: list) { sink(owner, change) }
     }
@@ -295,30 +352,82 @@ extension Chain {
 // (Docs/Semantics.md, "Propagation").
 // The sink is added with an initial call either way: it gives the differ the list to start from,
 // and is passed on only when `initial`.
-class ListDiffer<Element: Equatable>: @unchecked Sendable {
+@usableFromInline
+final class ListDiffer<Element: Equatable>: @unchecked Sendable {
   private var last: [Element]?
   private let passesInitial: Bool
+  private let shared: SharedListChange<Element>
 
-  init(initial: Bool) {
+  @usableFromInline
+  init(initial: Bool, shared: SharedListChange<Element>) {
     passesInitial = initial
+    self.shared = shared
   }
 
+  @usableFromInline
   func change(to new: [Element]) -> ListChange<Element>? {
     defer { last = new }
     guard let last else { return passesInitial ? .initial(new) : nil }
-    return diff(last, new)
-  }
-
-  func diff(_ old: [Element], _ new: [Element]) -> ListChange<Element> {
-    ListChange(from: old, to: new)
+    return shared.change(from: last, to: new)
   }
 }
 
-// Matches elements by `id`.
-final class IdentifiedListDiffer<Element: Identifiable & Equatable>: ListDiffer<Element>,
-  @unchecked Sendable
-{
-  override func diff(_ old: [Element], _ new: [Element]) -> ListChange<Element> {
-    ListChange(from: old, to: new)
+// The change a chain's list sinks share (Docs/Semantics.md, "List changes"): the first sink to
+// see a change computes it, the others, which saw the same lists, take it. The lists are compared
+// by storage, in constant time. `diff` was built where the sink was added, so it is specialized.
+@usableFromInline
+final class SharedListChange<Element>: @unchecked Sendable {
+  @usableFromInline
+  struct Last {
+    let old: [Element]
+    let new: [Element]
+    let change: ListChange<Element>
+  }
+
+  let matchesByID: Bool
+  private let diff: ([Element], [Element]) -> ListChange<Element>
+  private let last = Locked<Last?>(nil)
+  // How many changes were computed, for tests (Bind+Testing.swift).
+  let computedCount = Atomic<Int>(0)
+
+  @usableFromInline
+  init(matchesByID: Bool, diff: @escaping ([Element], [Element]) -> ListChange<Element>) {
+    self.matchesByID = matchesByID
+    self.diff = diff
+  }
+
+  func change(from old: [Element], to new: [Element]) -> ListChange<Element> {
+    if let last = last.withLock({ $0 }), last.old.hasSameStorage(as: old),
+      last.new.hasSameStorage(as: new)
+    {
+      return last.change
+    }
+    let change = diff(old, new)
+    computedCount.add(1, ordering: .relaxed)
+    // The lists it replaces are released after unlocking: their elements' deinits are user code.
+    let replaced = last.withLock { last in
+      defer { last = Last(old: old, new: new, change: change) }
+      return last
+    }
+    withExtendedLifetime(replaced) {}
+    return change
+  }
+}
+
+protocol ListChangeCounting {
+  var computedChanges: Int { get }
+}
+
+extension SharedListChange: ListChangeCounting {
+  var computedChanges: Int { computedCount.load(ordering: .relaxed) }
+}
+
+extension Array {
+  // Whether both arrays are the same storage: equal, found in constant time.
+  fileprivate func hasSameStorage(as other: [Element]) -> Bool {
+    count == other.count
+      && withUnsafeBufferPointer { mine in
+        other.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
+      }
   }
 }

@@ -193,4 +193,43 @@ struct ListChangeTests {
     firstChain.unbind()
     secondChain.unbind()
   }
+
+  @Test("list sinks of a chain share one computed change, each getting it")
+  func sharedChange() {
+    let feed = Feed()
+    let table = Table()
+    var first: [ListChange<Row>] = []
+    var second: [ListChange<Row>] = []
+    let chain = Bind.in(feed, \.rows)
+      .outChanges(key: "first") { first.append($0) }
+      .outChanges(table, key: "second") { _, change in second.append(change) }
+      .outChanges(key: "third", initial: false) { _ in }
+    feed.rows = [Row(id: 1, text: "a"), Row(id: 2, text: "b")]
+    feed.rows.swapAt(0, 1)
+    #expect(chain.listChangesComputed == 2)
+    #expect(first.count == 3)
+    #expect(second.count == 3)
+    #expect(first.last?.moved.count == 1)
+    #expect(second.last?.moved.count == 1)
+    #expect(second.last?.new == feed.rows)
+    chain.unbind()
+  }
+
+  @Test("a list sink added later computes its own first change, then shares")
+  func lateSinkSharesAfterItsFirstChange() {
+    let feed = Feed()
+    feed.rows = [Row(id: 1, text: "a")]
+    var early: [ListChange<Row>] = []
+    var late: [ListChange<Row>] = []
+    let chain = Bind.in(feed, \.rows).outChanges(key: "early") { early.append($0) }
+    feed.rows.append(Row(id: 2, text: "b"))
+    chain.outChanges(key: "late") { late.append($0) }
+    feed.rows.append(Row(id: 3, text: "c"))
+    // Both saw the same two lists for the last change: computed once.
+    #expect(chain.listChangesComputed == 2)
+    #expect(early.last?.inserted == [2])
+    #expect(late.last?.inserted == [2])
+    #expect(late.first?.isInitial == true)
+    chain.unbind()
+  }
 }

@@ -227,6 +227,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) var sinkCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) var queuedCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) var isDelivering = false
+  // The change the chain's list sinks share (ListChange.swift); nil until one is added.
+  @exclusivity(unchecked) private var listChange: AnyObject?
 
   init(registry: Registry, code: ChainCode, current: Value) {
     self.current = current
@@ -238,7 +240,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     // Most chains have none of these: boxing three empty generic arrays costs thousands of
     // instructions per release.
     guard filterCount > 0 || sinkCount > 0 || queuedCount > 0 else { return nil }
-    let state: Any = (filters, sinks, queue)
+    let state: Any = (filters, sinks, queue, listChange)
+    listChange = nil
     filters = nil
     sinks = nil
     queue = nil
@@ -249,6 +252,28 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   var currentValue: Value { lock.run { current } }
+
+  // How many list changes the chain's shared computation made (Bind+Testing.swift).
+  var listChangesComputed: Int? {
+    lock.run { (listChange as? any ListChangeCounting)?.computedChanges }
+  }
+
+  // The change shared by the list sinks of this chain that match elements the same way; made
+  // with `diff` for the first of them.
+  @usableFromInline
+  func sharedListChange<Element>(
+    matchesByID: Bool, _ diff: @escaping ([Element], [Element]) -> ListChange<Element>
+  ) -> SharedListChange<Element> where Value == [Element] {
+    lock.run {
+      if let shared = listChange as? SharedListChange<Element>, shared.matchesByID == matchesByID {
+        return shared
+      }
+      let shared = SharedListChange(matchesByID: matchesByID, diff: diff)
+      // The first kind of matching added is shared; another kind, rare, is not.
+      if listChange == nil { listChange = shared }
+      return shared
+    }
+  }
 
   // MARK: Configuration
 

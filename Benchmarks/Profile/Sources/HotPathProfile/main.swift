@@ -96,10 +96,12 @@ func listPair(edits: Int?) -> (old: [Row], new: [Row]) {
     new = (0..<half).flatMap { [old[half - 1 - $0], old[new.count - 1 - $0]] }
     return (old, new)
   }
+  // Spread over the list, none a no-op: even edits move a row by thousands of places, odd ones
+  // change a row's text.
   for edit in 0..<edits {
-    let at = (edit * 997) % (new.count - 1)
+    let at = (1_234 + edit * 997) % new.count
     if edit % 2 == 0 {
-      new.insert(new.remove(at: at), at: (at * 7) % (new.count - 1))
+      new.insert(new.remove(at: at), at: (at + 4_321) % new.count)
     } else {
       new[at].text += "!"
     }
