@@ -63,12 +63,14 @@ public struct Bound<Value> {
     // a read is a load plus one relaxed load of the probe gate.
     @inline(__always) get {
       // Only on a thread that is probing or collecting what a read touches, the probe gets the
-      // storage's token by a read; it writes the storage only to give it a token it lacks, so a
-      // read stays a read for threads that read the property meanwhile.
-      if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0), BoundProbe.isProbing() {
-        BoundProbe.visit(
+      // storage's token by a read; the storage is written only to give it a token it lacks, so
+      // a read stays a read for threads that read the property meanwhile.
+      if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0), BoundProbe.isProbing(),
+        let token = BoundProbe.visit(
           instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
           token: instance[keyPath: storageKeyPath].token)
+      {
+        instance[keyPath: storageKeyPath].token = token
       }
       return instance[keyPath: storageKeyPath].value
     }

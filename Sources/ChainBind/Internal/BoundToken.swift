@@ -99,7 +99,9 @@ final class BoundProbe: @unchecked Sendable {
   // Every @Bound property the read touches, on any object: the dependencies of a tracked member.
   let collector: DependencyCollector
   let rootType: Any.Type
-  let token: BoundToken?
+  // Whether the probe is for a member, which a token must be installed for; not when it only
+  // collects what a read touches.
+  let isForMember: Bool
   // The type of the property the token is for: checked before the token is used as a
   // `BoundToken<Value>`, instead of a dynamic cast.
   let valueType: Any.Type
@@ -122,14 +124,14 @@ final class BoundProbe: @unchecked Sendable {
   private var undo: (() -> Void)?
 
   private init(
-    objectID: ObjectIdentifier, keyPath: AnyKeyPath, token: BoundToken?, valueType: Any.Type,
+    objectID: ObjectIdentifier, keyPath: AnyKeyPath, isForMember: Bool, valueType: Any.Type,
     collector: DependencyCollector
   ) {
     self.valueType = valueType
     self.objectID = objectID
     self.keyPath = keyPath
     self.rootType = type(of: keyPath).rootType
-    self.token = token
+    self.isForMember = isForMember
     self.collector = collector
   }
 
@@ -137,7 +139,7 @@ final class BoundProbe: @unchecked Sendable {
   static func collecting<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
     // An identity no object being read can have: the collector's, alive meanwhile.
     let probe = BoundProbe(
-      objectID: ObjectIdentifier(collector), keyPath: \DependencyCollector.tokens, token: nil,
+      objectID: ObjectIdentifier(collector), keyPath: \DependencyCollector.tokens, isForMember: false,
       valueType: Never.self, collector: collector)
     return probe.run(read)
   }
@@ -151,14 +153,16 @@ final class BoundProbe: @unchecked Sendable {
     return withExtendedLifetime(self) { read() }
   }
 
-  // Reads `object[keyPath:]`; when it is a @Bound property of `object`, installs `token`.
+  // Reads `object[keyPath:]`; when it is a @Bound property of `object` without a token, installs
+  // one.
   // `sends`: the member may send, so `@Observable` properties it reads matter.
   static func read<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, through read: (Object) -> Target,
-    installing token: BoundToken, sends: Bool
+    sends: Bool
   ) -> (value: Target, probe: BoundProbe) {
     let probe = BoundProbe(
-      objectID: ObjectIdentifier(object), keyPath: keyPath, token: token, valueType: Target.self,
+      objectID: ObjectIdentifier(object), keyPath: keyPath, isForMember: true,
+      valueType: Target.self,
       collector: DependencyCollector())
     var value = probe.run { read(object) }
     if let inherited = probe.inheritedStoredValue, !isEqual(inherited, value) {
@@ -218,8 +222,9 @@ final class BoundProbe: @unchecked Sendable {
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
   // path. Passed as values, they were formed (and released) on every read, before the gate check.
-  // `existing` is the storage's token, read by the getter; the storage is written here, through
-  // its key path, only to install one: reading a property stays a read for other threads.
+  // `existing` is the storage's token, read by the getter. Returns the token to install in the
+  // storage, which has none: the getter stores it, where the storage's key path is a literal that
+  // folds into a direct store. Reading a property stays a read for other threads otherwise.
   @usableFromInline
   @inline(never)
   static func visit<EnclosingSelf: AnyObject, Value>(
@@ -228,24 +233,24 @@ final class BoundProbe: @unchecked Sendable {
     storage storageKeyPath:
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
     token existing: BoundToken?
-  ) {
-    guard let probe = current else { return }
+  ) -> BoundToken? {
+    guard let probe = current else { return nil }
     // Any other @Bound property the read touches is a dependency of a tracked member: the
     // storage is written only to give it a token it lacks.
-    guard let token = probe.token, probe.objectID == ObjectIdentifier(instance) else {
-      return probe.collector.visit(existing) { instance[keyPath: storageKeyPath()].token = $0 }
+    guard probe.isForMember, probe.objectID == ObjectIdentifier(instance) else {
+      return probe.collector.visit(existing)
     }
     // The member's own property, or the same property reached through a subclass key path.
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
     guard isInherited || wrappedKeyPath() == probe.keyPath else {
-      return probe.collector.visit(existing) { instance[keyPath: storageKeyPath()].token = $0 }
+      return probe.collector.visit(existing)
     }
     probe.visits += 1
     // The member's closures take a value of the member's type: only a property of that type.
-    guard probe.visits == 1, probe.valueType == Value.self else { return }
+    guard probe.visits == 1, probe.valueType == Value.self else { return nil }
     let previous = existing
-    if previous == nil { instance[keyPath: storageKeyPath()].token = token }
-    probe.memberToken = previous ?? token
+    let installed = previous == nil ? BoundToken() : nil
+    probe.memberToken = previous ?? installed
     probe.replacedToken = previous
     probe.installed = true
     let storage = storageKeyPath()
@@ -253,10 +258,11 @@ final class BoundProbe: @unchecked Sendable {
     // Only a match through a subclass key path can be followed by another match (a computed
     // property of the subclass reading inherited @Bound properties): then it may be undone.
     // A match by key path is the property itself.
-    guard isInherited else { return }
+    guard isInherited else { return installed }
     probe.inheritedStoredValue = instance[keyPath: storage].value
     // Run only inside `read`, which holds the object: no weak reference, which would give the
     // object a side table and make every later retain and release of it slower.
     probe.undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }
+    return installed
   }
 }

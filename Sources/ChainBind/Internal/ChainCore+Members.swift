@@ -37,7 +37,7 @@ extension ChainCore {
     switch source {
     case .property:
       (value, probe) = BoundProbe.read(
-        object, keyPath, through: thunks.read, installing: BoundToken(), sends: role.sends)
+        object, keyPath, through: thunks.read, sends: role.sends)
     case .control: value = thunks.read(object)
     }
     let code = ChainCode(
@@ -87,7 +87,7 @@ extension ChainCore {
       let sends = role.sends || previous?.role.sends == true
       probe =
         BoundProbe.read(
-          object, keyPath, through: thunks.read, installing: BoundToken(), sends: sends
+          object, keyPath, through: thunks.read, sends: sends
         ).probe
     }
     attach(

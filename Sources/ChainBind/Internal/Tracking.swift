@@ -18,16 +18,12 @@ import Synchronization
 final class DependencyCollector {
   @exclusivity(unchecked) private(set) var tokens: [BoundToken] = []
 
-  // A @Bound property was read: observe it through its storage's token, made if it has none.
-  func visit(_ existing: BoundToken?, install: (BoundToken) -> Void) {
-    let token: BoundToken
-    if let existing {
-      token = existing
-    } else {
-      token = BoundToken()
-      install(token)
-    }
+  // A @Bound property was read: observe it through its storage's token. Returns the token to
+  // install when the storage has none.
+  func visit(_ existing: BoundToken?) -> BoundToken? {
+    let token = existing ?? BoundToken()
     if !tokens.contains(where: { $0 === token }) { tokens.append(token) }
+    return existing == nil ? token : nil
   }
 }
 
