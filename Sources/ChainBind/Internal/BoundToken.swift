@@ -88,7 +88,8 @@ let boundProbeGate = Atomic<Int>(0)
 // wrapper's getter reports itself to the probe of the reading thread and installs the token.
 @usableFromInline
 final class BoundProbe: @unchecked Sendable {
-  // Used only by the thread that created it, inside `read`.
+  // Used only by the thread that created it, inside `read`: its fields are not checked for
+  // exclusive access at run time.
   private static let currentPointer = ThreadLocalPointer()
   static var current: BoundProbe? {
     currentPointer.value.map { Unmanaged<BoundProbe>.fromOpaque($0).takeUnretainedValue() }
@@ -97,7 +98,8 @@ final class BoundProbe: @unchecked Sendable {
   let objectID: ObjectIdentifier
   let keyPath: AnyKeyPath
   // Every @Bound property the read touches, on any object: the dependencies of a tracked member.
-  let collector: DependencyCollector
+  // Made when the read touches one (most member reads touch only their own property).
+  @exclusivity(unchecked) private(set) var collector: DependencyCollector?
   let rootType: Any.Type
   // Whether the probe is for a member, which a token must be installed for; not when it only
   // collects what a read touches.
@@ -105,27 +107,27 @@ final class BoundProbe: @unchecked Sendable {
   // The type of the property the token is for: checked before the token is used as a
   // `BoundToken<Value>`, instead of a dynamic cast.
   let valueType: Any.Type
-  private(set) var visits = 0
-  private(set) var installed = false
+  @exclusivity(unchecked) private(set) var visits = 0
+  @exclusivity(unchecked) private(set) var installed = false
   // The read touched @Bound properties other than the member's own one-step property: the
   // member is tracked (Tracking.swift).
-  private(set) var isTracked = false
+  @exclusivity(unchecked) private(set) var isTracked = false
   // The read accessed properties of `@Observable` classes: their callback's ticket.
-  private(set) var observationTicket: ObservationTicket?
-  private(set) var storageKeyPath: AnyKeyPath?
+  @exclusivity(unchecked) private(set) var observationTicket: ObservationTicket?
+  @exclusivity(unchecked) private(set) var storageKeyPath: AnyKeyPath?
   // The token the storage held before the probe: the one an undone install puts back.
-  private(set) var replacedToken: BoundToken?
+  @exclusivity(unchecked) private(set) var replacedToken: BoundToken?
   // The token the member is linked to: the storage's own when it had one (tracked members may
   // observe it, and its old membership is detached by identity), else the probe's, installed.
-  private(set) var memberToken: BoundToken?
+  @exclusivity(unchecked) private(set) var memberToken: BoundToken?
   // For a match through a subclass key path: the storage's value, to check against what the key
   // path read (a subclass's computed property over one inherited @Bound property is no match).
-  private var inheritedStoredValue: Any?
-  private var undo: (() -> Void)?
+  @exclusivity(unchecked) private var inheritedStoredValue: Any?
+  @exclusivity(unchecked) private var undo: (() -> Void)?
 
   private init(
     objectID: ObjectIdentifier, keyPath: AnyKeyPath, isForMember: Bool, valueType: Any.Type,
-    collector: DependencyCollector
+    collector: DependencyCollector?
   ) {
     self.valueType = valueType
     self.objectID = objectID
@@ -135,11 +137,20 @@ final class BoundProbe: @unchecked Sendable {
     self.collector = collector
   }
 
+  // The collector, made on first use.
+  private var collectorInUse: DependencyCollector {
+    if let collector { return collector }
+    let collector = DependencyCollector()
+    self.collector = collector
+    return collector
+  }
+
   // Runs `read` on this thread with `collector` told of every @Bound property read.
   static func collecting<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
     // An identity no object being read can have: the collector's, alive meanwhile.
     let probe = BoundProbe(
-      objectID: ObjectIdentifier(collector), keyPath: \DependencyCollector.tokens, isForMember: false,
+      objectID: ObjectIdentifier(collector), keyPath: \DependencyCollector.tokens,
+      isForMember: false,
       valueType: Never.self, collector: collector)
     return probe.run(read)
   }
@@ -163,13 +174,13 @@ final class BoundProbe: @unchecked Sendable {
     let probe = BoundProbe(
       objectID: ObjectIdentifier(object), keyPath: keyPath, isForMember: true,
       valueType: Target.self,
-      collector: DependencyCollector())
+      collector: nil)
     var value = probe.run { read(object) }
     if let inherited = probe.inheritedStoredValue, !isEqual(inherited, value) {
       probe.visits += 1
     }
     // The @Bound properties the read touched: the member's own (installed), and the others.
-    let touched = probe.collector.tokens.count + (probe.installed ? 1 : 0)
+    let touched = (probe.collector?.tokens.count ?? 0) + (probe.installed ? 1 : 0)
     if sends && (!probe.installed || touched > 1 || probe.visits > 1) {
       // Not the one-step @Bound property alone, which reads nothing else: read again, watching
       // for properties of `@Observable` classes (the first read, for the common case, does not
@@ -238,12 +249,12 @@ final class BoundProbe: @unchecked Sendable {
     // Any other @Bound property the read touches is a dependency of a tracked member: the
     // storage is written only to give it a token it lacks.
     guard probe.isForMember, probe.objectID == ObjectIdentifier(instance) else {
-      return probe.collector.visit(existing)
+      return probe.collectorInUse.visit(existing)
     }
     // The member's own property, or the same property reached through a subclass key path.
     let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
     guard isInherited || wrappedKeyPath() == probe.keyPath else {
-      return probe.collector.visit(existing)
+      return probe.collectorInUse.visit(existing)
     }
     probe.visits += 1
     // The member's closures take a value of the member's type: only a property of that type.

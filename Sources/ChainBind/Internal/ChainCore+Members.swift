@@ -165,8 +165,9 @@ extension ChainCore {
     }
     if case .control(let subscribe) = source {
       subscribe(member)
-    } else if thunks.isControlObject || type(of: object) != Object.self {
-      // A subclass instance may be a control where its static type is not.
+    } else if member.token == nil || carried != nil {
+      // A control's death must end the membership; a token already does (a conformance lookup
+      // saved for every `@Bound` member).
       trackControl(object, member: member)
       carried?(member)
     }

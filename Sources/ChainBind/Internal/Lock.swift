@@ -10,7 +10,8 @@ import Synchronization
 // @unchecked Sendable: `state` is touched only inside `withLock`.
 final class Locked<State>: @unchecked Sendable {
   private let mutex = PlatformMutex()
-  private var state: State
+  // Only touched with the mutex held, which already makes the access exclusive.
+  @exclusivity(unchecked) private var state: State
 
   init(_ state: State) {
     self.state = state

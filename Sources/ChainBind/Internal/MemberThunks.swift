@@ -20,15 +20,11 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @usableFromInline let send: SendThunk?
   // Reads the property once when binding (the probe, the head's value).
   @usableFromInline let read: (Object) -> Target
-  // Whether the object is a control, whose death must remove the membership. Decided here, at
-  // compile time, instead of by a conformance lookup at run time.
-  @usableFromInline let isControlObject: Bool
 
   @inlinable
   @inline(__always)
   init(read: @escaping (Object) -> Target, write: WriteThunk?, send: SendThunk?) {
     self.read = read
-    self.isControlObject = Object.self is any ControlEventSource.Type
     self.write = write
     self.send = send
   }

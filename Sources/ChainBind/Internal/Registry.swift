@@ -132,11 +132,11 @@ extension Registry {
       let replaced = existing.flatMap { $0.chain === chain ? $0 : nil }
       let inserted = chain.insert(member, replacing: replaced)
       if case .inactive = inserted { return .chainInactive }
-      member.nextInObject = objects[member.objectID]
-      objects[member.objectID] = member
+      member.nextInObject = objects.updateValue(member, forKey: member.objectID)
       // Under this lock, like every detach, so that a detach cannot come first.
       member.token?.attach(member)
-      if chains[chain.code.id] == nil { chains[chain.code.id] = chain }
+      // One hash: storing the chain again in its own entry changes nothing.
+      chains.updateValue(chain, forKey: chain.code.id)
       if case .lastSenderReplaced = inserted {
         release(chain, garbage: &garbage)
         return .chainReleased
@@ -217,9 +217,15 @@ extension Registry {
     }
 
     private mutating func unlink(_ member: Member) {
-      guard let first = objects[member.objectID] else { return }
+      // Found once, then changed in place: one hash.
+      guard let index = objects.index(forKey: member.objectID) else { return }
+      let first = objects.values[index]
       if first === member {
-        objects[member.objectID] = member.nextInObject
+        if let next = member.nextInObject {
+          objects.values[index] = next
+        } else {
+          objects.remove(at: index)
+        }
       } else {
         var previous = first
         while let next = previous.nextInObject {
