@@ -203,8 +203,14 @@ class AnyChain: @unchecked Sendable {
   // outside every lock: loading a weak reference may release the last strong one, and so run a
   // deinit.
   func pruneDeadMembers() {
-    let gone = snapshotMembers().filter { $0.object == nil }
-    if !gone.isEmpty { registry.prune(Array(gone)) }
+    // Members with a token are removed by it when their object dies: a chain with no other
+    // member is not searched (no weak loads).
+    let members = lock.run { () -> ContiguousArray<Member>? in
+      self.members.contains { $0.token == nil } ? self.members : nil
+    }
+    guard let gone = members?.filter({ $0.token == nil && $0.object == nil }), !gone.isEmpty
+    else { return }
+    registry.prune(Array(gone))
   }
 }
 

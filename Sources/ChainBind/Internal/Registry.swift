@@ -243,18 +243,31 @@ extension Registry {
 
 // What a locked registry operation removed, released by the caller after unlocking.
 struct Garbage {
-  // Members, chains, and a released chain's filters, sinks and queued changes: one array, so that
-  // most operations allocate one buffer at most.
-  var released: [Any] = []
+  // An operation that releases anything releases a member, its chain and the chain's other
+  // member, most often: room for three inline, with no allocation.
+  private var first: AnyObject?
+  private var second: AnyObject?
+  private var third: AnyObject?
+  // The rest: more members, and a released chain's filters, sinks and queued changes.
+  private var more: [Any] = []
   // Chains a member left and that are still active: their dead members are pruned after
   // unlocking.
   var touched: [AnyChain] = []
 
-  // An operation that releases anything releases a member, its chain and the chain's other
-  // members: room for a few at once, instead of a reallocation per element.
-  mutating func release(_ item: Any) {
-    if released.isEmpty { released.reserveCapacity(4) }
-    released.append(item)
+  mutating func release(_ object: AnyObject) {
+    if first == nil {
+      first = object
+    } else if second == nil {
+      second = object
+    } else if third == nil {
+      third = object
+    } else {
+      more.append(object)
+    }
+  }
+
+  mutating func release(_ userState: Any) {
+    more.append(userState)
   }
 
   // Call after unlocking.
