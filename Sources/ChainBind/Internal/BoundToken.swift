@@ -252,8 +252,10 @@ final class BoundProbe: @unchecked Sendable {
       return probe.collectorInUse.visit(existing)
     }
     // The member's own property, or the same property reached through a subclass key path.
-    let isInherited = probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
-    guard isInherited || wrappedKeyPath() == probe.keyPath else {
+    let isOwn = wrappedKeyPath() == probe.keyPath
+    let isInherited =
+      !isOwn && probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
+    guard isOwn || isInherited else {
       return probe.collectorInUse.visit(existing)
     }
     probe.visits += 1
@@ -270,10 +272,19 @@ final class BoundProbe: @unchecked Sendable {
     // property of the subclass reading inherited @Bound properties): then it may be undone.
     // A match by key path is the property itself.
     guard isInherited else { return installed }
-    probe.inheritedStoredValue = instance[keyPath: storage].value
+    probe.matchedInherited(instance, storage, previous: previous)
+    return installed
+  }
+
+  // Out of line: `visit` then needs no metadata of `Bound<Value>` at run time on its common path.
+  @inline(never)
+  private func matchedInherited<EnclosingSelf: AnyObject, Value>(
+    _ instance: EnclosingSelf, _ storage: ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
+    previous: BoundToken?
+  ) {
+    inheritedStoredValue = instance[keyPath: storage].value
     // Run only inside `read`, which holds the object: no weak reference, which would give the
     // object a side table and make every later retain and release of it slower.
-    probe.undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }
-    return installed
+    undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }
   }
 }
