@@ -52,7 +52,7 @@ extension ChainCore {
     }
     chain.attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: true)
-    if chain.snapshotMembers().isEmpty { registry.release(chain) }
+    if chain.hasNoMembers { registry.release(chain) }
     return chain
   }
 

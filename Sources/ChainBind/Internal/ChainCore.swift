@@ -204,13 +204,25 @@ class AnyChain: @unchecked Sendable {
   // deinit.
   func pruneDeadMembers() {
     // Members with a token are removed by it when their object dies: a chain with no other
-    // member is not searched (no weak loads).
-    let members = lock.run { () -> ContiguousArray<Member>? in
-      self.members.contains { $0.token == nil } ? self.members : nil
+    // member is not searched (no weak loads, no copy of the member list).
+    lock.lock()
+    var members: ContiguousArray<Member>?
+    for index in self.members.indices where self.members[index].token == nil {
+      members = self.members
+      break
     }
-    guard let gone = members?.filter({ $0.token == nil && $0.object == nil }), !gone.isEmpty
-    else { return }
-    registry.prune(Array(gone))
+    lock.unlock()
+    guard let members else { return }
+    var gone: [Member] = []
+    for member in members where member.token == nil && member.object == nil { gone.append(member) }
+    if !gone.isEmpty { registry.prune(gone) }
+  }
+
+  // Whether the chain has no member, dead ones included.
+  var hasNoMembers: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return members.isEmpty
   }
 }
 
