@@ -71,7 +71,11 @@ extension ChainCore {
       return
     }
     // Looked up once: for the isolation check, and for a property added again to this chain.
-    let existing = registry.member(of: object, keyPath: keyPath)
+    // A receiving member of a plain property needs no probe: only its storage, which a plain
+    // property lacks, would matter.
+    let isExactType = type(of: object) == Object.self
+    let (existing, isPlain) = registry.member(
+      of: object, keyPath: keyPath, askingIfPlain: !role.sends && isExactType)
     guard admits(isolation, adding: label()), mayTake(existing, from: isolation) else {
       return
     }
@@ -85,10 +89,13 @@ extension ChainCore {
     if case .property = source {
       // A sending member added again keeps sending: probe for what it observes.
       let sends = role.sends || previous?.role.sends == true
-      probe =
-        BoundProbe.read(
-          object, keyPath, through: thunks.read, sends: sends
-        ).probe
+      if sends || !isPlain {
+        let found = BoundProbe.read(object, keyPath, through: thunks.read, sends: sends).probe
+        if !sends && isExactType && !found.installed && found.visits == 0 {
+          registry.notePlainProperty(keyPath)
+        }
+        probe = found
+      }
     }
     attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,

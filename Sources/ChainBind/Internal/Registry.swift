@@ -33,6 +33,25 @@ final class Registry: Sendable {
     }
   }
 
+  // The same, and whether `keyPath` is known to reach no @Bound storage of its root object when
+  // the object's type is exactly the key path's root type (`plainProperties`).
+  func member(
+    of object: AnyObject, keyPath: AnyKeyPath, askingIfPlain: Bool
+  ) -> (member: Member?, isPlain: Bool) {
+    withGarbage(pruningTouched: false) { tables, garbage in
+      (
+        tables.membership(of: object, keyPath: keyPath, garbage: &garbage),
+        askingIfPlain && tables.plainProperties.contains(keyPath)
+      )
+    }
+  }
+
+  // Notes that a probe found no @Bound storage behind `keyPath` on an object of exactly its root
+  // type: a static fact, so that adding it as a receiving member again needs no probe.
+  func notePlainProperty(_ keyPath: AnyKeyPath) {
+    tables.withLock { _ = $0.plainProperties.insert(keyPath) }
+  }
+
   func chain(for code: ChainCode) -> AnyChain? {
     tables.withLock { $0.chains[code.id] }
   }
@@ -114,6 +133,9 @@ extension Registry {
     var chains: [UInt64: AnyChain] = [:]
     // The first of each object's memberships; the rest follow through `nextInObject`.
     var objects: [ObjectIdentifier: Member] = [:]
+    // Key paths that reach no @Bound storage of their root object (the root's exact type): as
+    // many as the key paths a program binds as receiving members.
+    var plainProperties: Set<AnyKeyPath> = []
 
     mutating func attach(
       _ member: Member, object: AnyObject, garbage: inout Garbage
