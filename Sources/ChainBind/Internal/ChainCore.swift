@@ -50,7 +50,7 @@ class AnyChain: @unchecked Sendable {
 
   // Chain lock held. The isolation, when this thread must not deliver: the chain was isolated
   // to an actor after the change got past the setter's check, and this thread is not on it.
-  final var isolationElsewhere: ChainIsolation? {
+  @usableFromInline final var isolationElsewhere: ChainIsolation? {
     let address = isolationAddress.load(ordering: .acquiring)
     guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
     let isolation = Unmanaged<ChainIsolation>.fromOpaque(pointer)
@@ -521,8 +521,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     return false
   }
 
-  // A turn through the chain's filters. Out of line: most chains have none.
-  @usableFromInline
+  // A turn through the chain's filters. Out of line (most chains have none), and specialized
+  // like `deliver`.
+  @inlinable
   @inline(never)
   final func runFilteredTurn(from origin: Member, _ value: Value, dead: inout [Member]) -> Bool {
     let previous = current
@@ -578,8 +579,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
   }
 
-  @usableFromInline
-  @inline(never)
+  @inlinable
   final func accepts(_ value: Value, _ filters: ContiguousArray<(Value) -> Bool>) -> Bool {
     // A plain loop: `allSatisfy { $0(value) }` would box the closure's captured `value`.
     for index in filters.indices where !filters[index](value) { return false }
