@@ -48,10 +48,15 @@ final class BoundToken: @unchecked Sendable {
     token._withUnsafeGuaranteedRef { $0.didSet(newValue) }
   }
 
+  // Reached unretained (Bound.swift): after user code may have run (the tracked observers'
+  // re-reads), this token is not used again.
   @inlinable
   func didSet<Value>(_ newValue: Value) {
+    guard let member = currentMember else {
+      if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
+      return
+    }
     if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
-    guard let member = currentMember else { return }
     // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
     // holds its chain: read without a retain of its own.
     let admission = Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
