@@ -20,9 +20,10 @@ import Synchronization
 /// ```
 ///
 /// For `Identifiable` elements, elements are matched by `id`: a kept `id` whose element changed
-/// is updated, and kept `id`s whose order changed are moved, as few as possible. When an `id`
-/// occurs more than once, its occurrences are matched in order: the first in `old` with the first
-/// in `new`, and so on. Other elements are matched by value, with the standard library's
+/// is updated, and kept `id`s whose order changed are moved, as few as possible. The same `id`s at
+/// the start and at the end of both lists stay in place; between them, an `id` that occurs more
+/// than once is matched in order of occurrence: the first in `old` with the first in `new`, and so
+/// on. Other elements are matched by value, with the standard library's
 /// `difference(from:)` and the moves it infers; ``updated`` is then empty.
 public struct ListChange<Element> {
   /// The list before the change; empty for the initial call.
@@ -174,7 +175,8 @@ extension ListChange where Element: Identifiable & Equatable {
   }
 
   // For each element of `new`, the offset in `old` of the element with its id, or -1: the k-th
-  // occurrence of an id in `old` matches its k-th occurrence in `new`.
+  // occurrence of an id in `old` matches its k-th occurrence in `new` (within the slices: the
+  // common prefix and suffix were matched in place before).
   @inlinable
   static func match(_ old: ArraySlice<Element>, _ new: ArraySlice<Element>) -> [Int] {
     var first: [Element.ID: Int] = [:]
@@ -348,13 +350,14 @@ extension Chain {
   }
 }
 
-// The list a sink saw last, to compute the next change from. Called by one delivery at a time
-// (Docs/Semantics.md, "Propagation").
+// The list a sink saw last, to compute the next change from. Deliveries call it one at a time
+// (Docs/Semantics.md, "Propagation"), but a sink added while another thread delivers may be
+// called from both threads at once: `last` is locked, and the change computed after unlocking.
 // The sink is added with an initial call either way: it gives the differ the list to start from,
 // and is passed on only when `initial`.
 @usableFromInline
 final class ListDiffer<Element: Equatable>: @unchecked Sendable {
-  private var last: [Element]?
+  private let last = Locked<[Element]?>(nil)
   private let passesInitial: Bool
   private let shared: SharedListChange<Element>
 
@@ -366,7 +369,11 @@ final class ListDiffer<Element: Equatable>: @unchecked Sendable {
 
   @usableFromInline
   func change(to new: [Element]) -> ListChange<Element>? {
-    defer { last = new }
+    // The list it replaces is released after unlocking, when this returns.
+    let last = self.last.withLock { last in
+      defer { last = new }
+      return last
+    }
     guard let last else { return passesInitial ? .initial(new) : nil }
     return shared.change(from: last, to: new)
   }

@@ -98,6 +98,17 @@ struct ListChangeTests {
     #expect(apply(change) == new)
   }
 
+  @Test("the common prefix and suffix stay in place before duplicates are matched")
+  func duplicateIDsAtTheEnds() {
+    let old = [Row(id: 1, text: "a"), Row(id: 2, text: "b"), Row(id: 1, text: "c")]
+    let new = [Row(id: 2, text: "b"), Row(id: 1, text: "c")]
+    let change = ListChange(from: old, to: new)
+    // The last `1` is the common suffix: the first one is removed.
+    #expect(change.removed == [0])
+    #expect(change.inserted.isEmpty && change.moved.isEmpty && change.updated.isEmpty)
+    #expect(apply(change) == new)
+  }
+
   @Test("elements that are only Equatable are matched by value, with moves inferred")
   func byValue() {
     let old = ["a", "b", "c", "d"]

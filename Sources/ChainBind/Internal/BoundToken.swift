@@ -207,6 +207,9 @@ final class BoundProbe: @unchecked Sendable {
     return (value, probe)
   }
 
+  // The read touched no @Bound property at all, on any object.
+  var touchedNothing: Bool { visits == 0 && !installed && collector == nil }
+
   // Puts back the token the probe replaced: the member it was installed for was not added.
   // Called on the binding thread, which owns `object`'s storage.
   func undoInstall<Object: AnyObject, Target>(in object: Object, storage: Bound<Target>.Type) {

@@ -71,11 +71,12 @@ extension ChainCore {
       return
     }
     // Looked up once: for the isolation check, and for a property added again to this chain.
-    // A receiving member of a plain property needs no probe: only its storage, which a plain
-    // property lacks, would matter.
-    let isExactType = type(of: object) == Object.self
+    // A receiving member of a plain property needs no probe: only the property's own @Bound
+    // storage would matter, and a read that touched no @Bound property found none
+    // (Docs/Architecture.md, "Finding the @Bound storage").
+    let mayBePlain = !role.sends && thunks.isSharedKeyPath && type(of: object) == Object.self
     let (existing, isPlain) = registry.member(
-      of: object, keyPath: keyPath, askingIfPlain: !role.sends && isExactType)
+      of: object, keyPath: keyPath, askingIfPlain: mayBePlain)
     guard admits(isolation, adding: label()), mayTake(existing, from: isolation) else {
       return
     }
@@ -91,9 +92,7 @@ extension ChainCore {
       let sends = role.sends || previous?.role.sends == true
       if sends || !isPlain {
         let found = BoundProbe.read(object, keyPath, through: thunks.read, sends: sends).probe
-        if !sends && isExactType && !found.installed && found.visits == 0 {
-          registry.notePlainProperty(keyPath)
-        }
+        if !sends && mayBePlain && found.touchedNothing { registry.notePlainProperty(keyPath) }
         probe = found
       }
     }

@@ -257,7 +257,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     // The error handler stays: errors about the released chain (adding to it) still reach it.
     // Most chains have none of these: boxing three empty generic arrays costs thousands of
     // instructions per release.
-    guard filterCount > 0 || sinkCount > 0 || queuedCount > 0 else { return nil }
+    guard filterCount > 0 || sinkCount > 0 || queuedCount > 0 || listChange != nil else {
+      return nil
+    }
     let state: Any = (filters, sinks, queue, listChange)
     listChange = nil
     filters = nil

@@ -21,12 +21,21 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   // Reads the property once when binding (the probe, the head's value).
   @usableFromInline let read: (Object) -> Target
 
+  // Whether the key path is one object however often it is formed: a literal without subscript
+  // arguments, which the runtime makes once and keeps. The registry may then remember facts
+  // about it by its identity, without retaining it or hashing it (ChainCore+Members.swift).
+  @usableFromInline let isSharedKeyPath: Bool
+
   @inlinable
   @inline(__always)
-  init(read: @escaping (Object) -> Target, write: WriteThunk?, send: SendThunk?) {
+  init(
+    read: @escaping (Object) -> Target, write: WriteThunk?, send: SendThunk?,
+    isSharedKeyPath: Bool = false
+  ) {
     self.read = read
     self.write = write
     self.send = send
+    self.isSharedKeyPath = isSharedKeyPath
   }
 
   // A member that receives through `convert` and sends through `back`. `keyPath` is evaluated
@@ -40,7 +49,8 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     Self(
       read: getter(keyPath()),
       write: convert.map { writer(keyPath(), $0) },
-      send: back.map { isControl ? reader(keyPath(), $0) : sender($0) })
+      send: back.map { isControl ? reader(keyPath(), $0) : sender($0) },
+      isSharedKeyPath: keyPath() === keyPath())
   }
 
   // A member bound through a read-only key path: it sends, and is written only to revert a
@@ -149,7 +159,7 @@ extension MemberThunks where Target == Value {
   ) -> Self {
     Self(
       read: getter(keyPath()), write: writer(keyPath()),
-      send: isControl ? reader(keyPath()) : sender)
+      send: isControl ? reader(keyPath()) : sender, isSharedKeyPath: keyPath() === keyPath())
   }
 
   @inlinable

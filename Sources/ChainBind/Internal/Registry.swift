@@ -33,23 +33,23 @@ final class Registry: Sendable {
     }
   }
 
-  // The same, and whether `keyPath` is known to reach no @Bound storage of its root object when
-  // the object's type is exactly the key path's root type (`plainProperties`).
+  // The same, and whether `keyPath`, a shared key path (`MemberThunks.isSharedKeyPath`), is
+  // known to reach no @Bound property (`plainProperties`).
   func member(
     of object: AnyObject, keyPath: AnyKeyPath, askingIfPlain: Bool
   ) -> (member: Member?, isPlain: Bool) {
     withGarbage(pruningTouched: false) { tables, garbage in
       (
         tables.membership(of: object, keyPath: keyPath, garbage: &garbage),
-        askingIfPlain && tables.plainProperties.contains(keyPath)
+        askingIfPlain && tables.plainProperties.contains(ObjectIdentifier(keyPath))
       )
     }
   }
 
-  // Notes that a probe found no @Bound storage behind `keyPath` on an object of exactly its root
-  // type: a static fact, so that adding it as a receiving member again needs no probe.
+  // Notes that reading the shared key path `keyPath` from an object of exactly its root type
+  // touched no @Bound property.
   func notePlainProperty(_ keyPath: AnyKeyPath) {
-    tables.withLock { _ = $0.plainProperties.insert(keyPath) }
+    tables.withLock { _ = $0.plainProperties.insert(ObjectIdentifier(keyPath)) }
   }
 
   func chain(for code: ChainCode) -> AnyChain? {
@@ -133,9 +133,10 @@ extension Registry {
     var chains: [UInt64: AnyChain] = [:]
     // The first of each object's memberships; the rest follow through `nextInObject`.
     var objects: [ObjectIdentifier: Member] = [:]
-    // Key paths that reach no @Bound storage of their root object (the root's exact type): as
-    // many as the key paths a program binds as receiving members.
-    var plainProperties: Set<AnyKeyPath> = []
+    // Shared key paths whose read touched no @Bound property, on an object of exactly their root
+    // type; by identity: the runtime keeps such a key path for the life of the process. As many
+    // as the key-path literals a program binds as receiving members.
+    var plainProperties: Set<ObjectIdentifier> = []
 
     mutating func attach(
       _ member: Member, object: AnyObject, garbage: inout Garbage
@@ -155,6 +156,13 @@ extension Registry {
       let inserted = chain.insert(member, replacing: replaced)
       if case .inactive = inserted { return .chainInactive }
       member.nextInObject = objects.updateValue(member, forKey: member.objectID)
+      if let token = member.token, let other = token.currentMember, other !== member {
+        // One `@Bound` storage bound under another spelling of its key path: the other
+        // membership ends (Docs/Semantics.md, "Chains and members"), so that a member with a
+        // token is always its token's member, which ends it with its object.
+        detach(other, garbage: &garbage)
+        if !chain.isActive { return .chainReleased }
+      }
       // Under this lock, like every detach, so that a detach cannot come first.
       member.token?.attach(member)
       // One hash: storing the chain again in its own entry changes nothing.
