@@ -119,12 +119,12 @@ struct ReviewRegressionTests {
       done.signal()
     }
     for key in 0..<500 {
-      registry.withScope { chain.outChanges(key: "k\(key % 4)") { _ in } }
+      _ = registry.withScope { chain.outChanges(key: "k\(key % 4)") { _ in } }
     }
     done.wait()
     // Every sink still works: the last one added gets the next change, from the list it saw.
     var last: ListChange<Row>?
-    registry.withScope { chain.outChanges(key: "k0", initial: false) { last = $0 } }
+    _ = registry.withScope { chain.outChanges(key: "k0", initial: false) { last = $0 } }
     let before = feed.rows
     feed.rows = [Row(id: 99, content: 0)]
     #expect(last?.old == before)
