@@ -509,8 +509,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     if _slowPath(filterCount > 0 && !skippingFilters) {
       return runFilteredTurn(from: origin, value, dead: &dead)
     }
-    // Only the delivering thread writes `current`: the value it replaces is released after
-    // unlocking, with `previous`.
+    deliverAccepted(value, from: origin, dead: &dead)
+    return false
+  }
+
+  // Chain lock held; unlocks. Makes `value` current and delivers it to the members, then the
+  // sinks, as they are now. Only the delivering thread writes `current`: the value it replaces is
+  // released after unlocking, with `previous`.
+  @inlinable
+  @inline(__always)
+  final func deliverAccepted(_ value: Value, from origin: Member, dead: inout [Member]) {
     let previous = current
     current = value
     let members = self.members
@@ -520,7 +528,6 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     withExtendedLifetime(previous) {}
     deliverToMembers(members, value, from: origin, dead: &dead)
     callSinks(members, hasOwnedSinks, sinks, with: value, dead: &dead)
-    return false
   }
 
   // A turn through the chain's filters. Out of line (most chains have none), and specialized
@@ -548,13 +555,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       handOff(accepted: origin, value, to: isolation)
       return true
     }
-    current = value
-    let members = self.members
-    let hasOwnedSinks = ownedSinkCount > 0
-    let sinks = sinkCount > 0 ? self.sinks : nil
-    lock.unlock()
-    deliverToMembers(members, value, from: origin, dead: &dead)
-    callSinks(members, hasOwnedSinks, sinks, with: value, dead: &dead)
+    deliverAccepted(value, from: origin, dead: &dead)
     return false
   }
 

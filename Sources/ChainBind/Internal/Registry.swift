@@ -28,9 +28,7 @@ final class Registry: Sendable {
 
   // The membership of `(object, keyPath)`, if any.
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
-    withGarbage(pruningTouched: false) { tables, garbage in
-      tables.membership(of: object, keyPath: keyPath, garbage: &garbage)
-    }
+    member(of: object, keyPath: keyPath, askingIfPlain: false).member
   }
 
   // The same, and whether `keyPath`, a shared key path (`MemberThunks.isSharedKeyPath`), is
