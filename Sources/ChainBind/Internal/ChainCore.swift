@@ -2,7 +2,7 @@ import Synchronization
 
 // The part of a chain the registry works on, whatever the chain's value type.
 //
-// @unchecked Sendable: `members` and `errorHandler` are guarded by `lock`; `active` is atomic.
+// @unchecked Sendable: `members` and `extrasStorage` are guarded by `lock`; `active` is atomic.
 // The registry takes a chain's lock only while holding its own lock (order: registry, then
 // chain), and no user code ever runs under either.
 @usableFromInline
@@ -13,18 +13,16 @@ class AnyChain: @unchecked Sendable {
   // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
   // run time.
   @usableFromInline @exclusivity(unchecked) var members: ContiguousArray<Member> = []
+  // What most chains never have (an error handler, filters, keyed sinks, a queue), made on first
+  // use: a chain with two members and none of it stays small (Docs/Performance.md, "Memory").
+  @usableFromInline @exclusivity(unchecked) var extrasStorage: AnyChainExtras?
+  // The actor the chain delivers on, once something was added to it from one (Isolation.swift):
+  // a retained `ChainIsolation`, set once under `lock` and read unlocked by changes. Not an
+  // `AtomicLazyReference`: its load is not inlined, and costs about 150 instructions.
+  @usableFromInline let isolationAddress = Atomic<UInt>(0)
   // How many of `members` are owned sinks (guarded by `lock`): a change of a chain with none
   // skips looking for them.
   @usableFromInline @exclusivity(unchecked) var ownedSinkCount: Int32 = 0
-  // Numbers keyed and owned sinks in the order they were added, across both (guarded by `lock`).
-  @exclusivity(unchecked) var sinksAdded: Int32 = 0
-  // Kept when the chain is released: errors about adding to it still reach it.
-  @exclusivity(unchecked) private var errorHandler: ((BindingError) -> Void)?
-  // The actor the chain delivers on, once something was added to it from one (Isolation.swift).
-  // Set once, under `lock`; `isolationAddress` publishes it to changes, which read it unlocked.
-  // Not an `AtomicLazyReference`: its load is not inlined, and costs about 150 instructions.
-  @exclusivity(unchecked) private var isolationStorage: ChainIsolation?
-  @usableFromInline let isolationAddress = Atomic<UInt>(0)
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   @usableFromInline let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
@@ -33,6 +31,23 @@ class AnyChain: @unchecked Sendable {
     self.registry = registry
     self.code = code
   }
+
+  deinit {
+    let address = isolationAddress.load(ordering: .acquiring)
+    if let pointer = UnsafeRawPointer(bitPattern: address) {
+      Unmanaged<ChainIsolation>.fromOpaque(pointer).release()
+    }
+  }
+
+  // Chain lock held. The extras, made on first use by the chain's own type (`ChainCore`).
+  @usableFromInline final var extrasInUse: AnyChainExtras {
+    if let extrasStorage { return extrasStorage }
+    let extras = makeExtras()
+    extrasStorage = extras
+    return extras
+  }
+
+  @usableFromInline func makeExtras() -> AnyChainExtras { AnyChainExtras() }
 
   @inlinable final var isActive: Bool { active.load(ordering: .acquiring) }
 
@@ -64,7 +79,7 @@ class AnyChain: @unchecked Sendable {
     let address = isolationAddress.load(ordering: .relaxed)
     guard address != 0, let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
     atomicMemoryFence(ordering: .acquiring)
-    // Kept alive by `isolationStorage`, which never changes once set.
+    // Retained by the chain, and never replaced once set.
     return Unmanaged<ChainIsolation>.fromOpaque(pointer).takeUnretainedValue()
   }
 
@@ -76,11 +91,11 @@ class AnyChain: @unchecked Sendable {
     let isolation =
       self.isolation
       ?? lock.run { () -> ChainIsolation in
-        if let isolation = isolationStorage { return isolation }
+        if let isolation = self.isolation { return isolation }
+        // Released by the chain's deinit.
         let isolation = ChainIsolation(caller)
-        isolationStorage = isolation
         isolationAddress.store(
-          UInt(bitPattern: Unmanaged.passUnretained(isolation).toOpaque()), ordering: .releasing)
+          UInt(bitPattern: Unmanaged.passRetained(isolation).toOpaque()), ordering: .releasing)
         return isolation
       }
     if isolation.isActor(caller) { return true }
@@ -123,8 +138,7 @@ class AnyChain: @unchecked Sendable {
       guard isActive else { return .inactive }
       if member.isSink {
         ownedSinkCount += 1
-        sinksAdded += 1
-        member.sinkOrder = sinksAdded
+        member.sinkOrder = extrasInUse.numberSink()
       }
       guard let old, let index = members.firstIndex(where: { $0 === old }) else {
         // Most chains have two members: room for both at once.
@@ -174,8 +188,9 @@ class AnyChain: @unchecked Sendable {
 
   func setErrorHandler(_ handler: @escaping (BindingError) -> Void) {
     let replaced = lock.run { () -> ((BindingError) -> Void)? in
-      defer { errorHandler = handler }
-      return errorHandler
+      let extras = extrasInUse
+      defer { extras.errorHandler = handler }
+      return extras.errorHandler
     }
     // Released here, after unlocking: its captures' deinits may use this chain.
     withExtendedLifetime(replaced) {}
@@ -184,7 +199,7 @@ class AnyChain: @unchecked Sendable {
   // Reports to the handler in place now (taken under the lock, called after it); on the chain's
   // actor, later, when the chain is isolated to one and this runs elsewhere.
   func report(_ error: BindingError) {
-    guard let handler = lock.run({ errorHandler }) else {
+    guard let handler = lock.run({ extrasStorage?.errorHandler }) else {
       Bind.fallbackErrorHandler(error)
       return
     }
@@ -234,19 +249,46 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // closure-based `withLock` returning generic values would look up run-time type metadata on
   // every change.
   @usableFromInline @exclusivity(unchecked) var current: Value
-  // nil until first used: making or destroying an empty array of these generic element types
-  // looks up their metadata at run time, which cost every chain about a thousand instructions.
-  @usableFromInline @exclusivity(unchecked) var filters: ContiguousArray<(Value) -> Bool>?
-  @usableFromInline @exclusivity(unchecked) var sinks: ContiguousArray<Sink<Value>>?
-  @usableFromInline @exclusivity(unchecked) var queue: ContiguousArray<PendingChange<Value>>?
-  // Mirrors `filters.isEmpty` and `queue.count`: reading these plain integers on every change
-  // costs nothing, where asking the generic arrays makes unspecialized code fetch their types.
+  // Mirror the sizes of the filters, the keyed sinks and the queue in the extras: reading these
+  // plain integers on every change costs nothing, where asking the generic arrays makes
+  // unspecialized code fetch their types.
   @usableFromInline @exclusivity(unchecked) var filterCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) var sinkCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) var queuedCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) var isDelivering = false
+
+  // Chain lock held.
+  @inlinable final var extras: ChainExtras<Value>? {
+    extrasStorage.map { unsafeDowncast($0, to: ChainExtras<Value>.self) }
+  }
+
+  // Chain lock held.
+  @usableFromInline final var extrasOfType: ChainExtras<Value> {
+    unsafeDowncast(extrasInUse, to: ChainExtras<Value>.self)
+  }
+
+  @usableFromInline override func makeExtras() -> AnyChainExtras { ChainExtras<Value>() }
+
+  // Chain lock held. nil until first used: making or destroying an empty array of these generic
+  // element types looks up their metadata at run time, which cost every chain about a thousand
+  // instructions. Setting nil makes no extras.
+  @inlinable final var filters: ContiguousArray<(Value) -> Bool>? {
+    get { extras?.filters }
+    set { if newValue != nil || extrasStorage != nil { extrasOfType.filters = newValue } }
+  }
+  @inlinable final var sinks: ContiguousArray<Sink<Value>>? {
+    get { extras?.sinks }
+    set { if newValue != nil || extrasStorage != nil { extrasOfType.sinks = newValue } }
+  }
+  @inlinable final var queue: ContiguousArray<PendingChange<Value>>? {
+    get { extras?.queue }
+    set { if newValue != nil || extrasStorage != nil { extrasOfType.queue = newValue } }
+  }
   // The change the chain's list sinks share (ListChange.swift); nil until one is added.
-  @exclusivity(unchecked) private var listChange: AnyObject?
+  private var listChange: AnyObject? {
+    get { extrasStorage?.listChange }
+    set { if newValue != nil || extrasStorage != nil { extrasInUse.listChange = newValue } }
+  }
 
   init(registry: Registry, code: ChainCode, current: Value) {
     self.current = current
@@ -319,8 +361,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         replaced = sinks.remove(at: index)
         replaced?.markRemoved()
       }
-      sinksAdded += 1
-      sink.order = sinksAdded
+      sink.order = extrasInUse.numberSink()
       sinks.append(sink)
       sinkCount = Int32(sinks.count)
       return (current, replaced)
@@ -673,6 +714,31 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
     member.write?(object, value, member)
   }
+}
+
+// What a chain rarely has, made on first use; guarded by the chain's lock.
+@usableFromInline
+class AnyChainExtras {
+  // Kept when the chain is released: errors about adding to it still reach it.
+  @exclusivity(unchecked) final var errorHandler: ((BindingError) -> Void)?
+  // The change the chain's list sinks share (ListChange.swift).
+  @exclusivity(unchecked) final var listChange: AnyObject?
+  // Numbers keyed and owned sinks in the order they were added, across both.
+  @exclusivity(unchecked) private final var sinksAdded: Int32 = 0
+
+  @usableFromInline init() {}
+
+  final func numberSink() -> Int32 {
+    sinksAdded += 1
+    return sinksAdded
+  }
+}
+
+@usableFromInline
+final class ChainExtras<Value>: AnyChainExtras {
+  @usableFromInline @exclusivity(unchecked) final var filters: ContiguousArray<(Value) -> Bool>?
+  @usableFromInline @exclusivity(unchecked) final var sinks: ContiguousArray<Sink<Value>>?
+  @usableFromInline @exclusivity(unchecked) final var queue: ContiguousArray<PendingChange<Value>>?
 }
 
 @usableFromInline
