@@ -13,6 +13,15 @@ enum MemberRole: UInt8, Sendable {
   }
 }
 
+// What a member's changes come from besides its object. One field: a tracked member is one
+// whose read is not a single `@Bound` property, so it has no token of its own.
+enum MemberSource {
+  case plain
+  // Unretained: see `Member.token`.
+  case token(Unmanaged<BoundToken>)
+  case tracked(TrackedSource)
+}
+
 // One membership: a property of an object in a chain. Not generic: what depends on the types is
 // in the thunks (`MemberThunks`), built at the call site where they were specialized.
 //
@@ -35,19 +44,19 @@ final class Member: @unchecked Sendable {
   @usableFromInline let write: WriteThunk?
   // Converts the property's value and sends it; nil when the member cannot send.
   @usableFromInline let send: SendThunk?
-  // The token in the `@Bound` property's storage, for a `@Bound` member: cleared when the
-  // membership ends. Unowned: the token lives in the object, and it is reached only under the
-  // registry lock while the member is attached, which the token's deinit also takes.
-  @exclusivity(unchecked) unowned(unsafe) var token: BoundToken?
+  // The token in the `@Bound` property's storage, or what a tracked member observes.
+  @exclusivity(unchecked) var source: MemberSource = .plain
   // The `@Bound` storage found when binding: names the member in messages.
   @exclusivity(unchecked) var storageKeyPath: AnyKeyPath?
   @exclusivity(unchecked) var nextInObject: Member?
-  // For a tracked member (Tracking.swift): what it observes. Set once, before changes reach it.
-  @exclusivity(unchecked) var tracked: TrackedSource?
   // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
-  // the delivering thread, which must not overwrite a member's newer, queued value. With the
-  // byte-sized fields below, one word.
+  // the delivering thread, which must not overwrite a member's newer, queued value. With
+  // `ordinal`, one word.
   @usableFromInline let pendingChanges = Atomic<Int32>(0)
+  // An owned sink's place among its chain's sinks, set under the chain lock when inserted; for
+  // a member that sends, the changes it made on its chain's actor, counted there (Isolation.swift).
+  // One field: an owned sink never sends.
+  @exclusivity(unchecked) private var ordinal: UInt32 = 0
   @usableFromInline @exclusivity(unchecked) var role: MemberRole
   // Set while the chain writes this member: the member's own notification of that write is not
   // a change (no echo). A `@Bound` setter notifies once and that clears the flag, so a setter
@@ -57,14 +66,9 @@ final class Member: @unchecked Sendable {
   // queued before this flag is read.
   @usableFromInline @exclusivity(unchecked) var isWriting = false
   @usableFromInline let attached = Atomic<Bool>(true)
-  // Changes this member made on its chain's actor, counted there: a change made on the actor
-  // while older ones are queued is dropped when delivering those made it stale (Isolation.swift).
-  @exclusivity(unchecked) var changesOnActor: UInt32 = 0
   // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
   // are written, and not counted as a member. Set before the member is published.
   @usableFromInline @exclusivity(unchecked) var isSink = false
-  // An owned sink's place among its chain's sinks; set under the chain lock when inserted.
-  @exclusivity(unchecked) var sinkOrder: Int32 = 0
   // Set on the actor when the member's change was found to be made there, so that delivering it
   // does not ask again; cleared by that delivery.
   @usableFromInline @exclusivity(unchecked) var isAdmittedHere = false
@@ -83,6 +87,36 @@ final class Member: @unchecked Sendable {
   }
 
   @inlinable var isAttached: Bool { attached.load(ordering: .acquiring) }
+
+  // The token of the member's `@Bound` storage. Unowned: the token lives in the object, and it
+  // is reached only under the registry lock while the member is attached, which the token's
+  // deinit also takes. Kept after the membership ends, never used then.
+  var token: BoundToken? {
+    get {
+      guard case .token(let token) = source else { return nil }
+      return token.takeUnretainedValue()
+    }
+    set { source = newValue.map { .token(Unmanaged.passUnretained($0)) } ?? .plain }
+  }
+
+  // For a tracked member (Tracking.swift): what it observes. Set once, before changes reach it.
+  var tracked: TrackedSource? {
+    get {
+      guard case .tracked(let tracked) = source else { return nil }
+      return tracked
+    }
+    set { source = newValue.map { .tracked($0) } ?? .plain }
+  }
+
+  var sinkOrder: Int32 {
+    get { Int32(bitPattern: ordinal) }
+    set { ordinal = UInt32(bitPattern: newValue) }
+  }
+
+  var changesOnActor: UInt32 {
+    get { ordinal }
+    set { ordinal = newValue }
+  }
 
   // Registry lock held. Also unlinks the token, so that the object no longer reaches the member.
   func markDetached() {

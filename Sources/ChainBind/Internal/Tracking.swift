@@ -122,7 +122,7 @@ extension BoundToken {
   func addObserver(_ source: TrackedSource) {
     lock.lock()
     observers.append(source)
-    observerCount.store(observers.count, ordering: .relaxed)
+    observerCount.store(Int32(observers.count), ordering: .relaxed)
     lock.unlock()
   }
 
@@ -132,7 +132,7 @@ extension BoundToken {
     if let index = observers.firstIndex(where: { $0 === source }) {
       removed = observers.remove(at: index)
     }
-    observerCount.store(observers.count, ordering: .relaxed)
+    observerCount.store(Int32(observers.count), ordering: .relaxed)
     lock.unlock()
     withExtendedLifetime(removed) {}
   }
