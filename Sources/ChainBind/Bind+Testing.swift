@@ -32,6 +32,13 @@ extension Chain {
   @_spi(Testing)
   public var attachedMemberCount: Int { core.snapshotMembers().count }
 
+  /// How many members left the chain during the delivery in progress, kept alive until it ends
+  /// (the delivery reads the members without retaining them).
+  @_spi(Testing)
+  public var membersKeptForDelivery: Int {
+    core.lock.run { core.extrasStorage?.retired.count ?? 0 }
+  }
+
   /// Whether the chain's lock is held right now (by another thread, or by the caller's stack).
   @_spi(Testing)
   public var isLocked: Bool {

@@ -12,7 +12,7 @@ class AnyChain: @unchecked Sendable {
   // Guarded by `lock`. Written and read in the order members were added (Docs/Semantics.md,
   // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
   // run time.
-  @usableFromInline @exclusivity(unchecked) var members: ContiguousArray<Member> = []
+  @usableFromInline @exclusivity(unchecked) var members = MemberList()
   // What most chains never have (an error handler, filters, keyed sinks, a queue), made on first
   // use: a chain with two members and none of it stays small (Docs/Performance.md, "Memory").
   @usableFromInline @exclusivity(unchecked) var extrasStorage: AnyChainExtras?
@@ -26,6 +26,12 @@ class AnyChain: @unchecked Sendable {
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   @usableFromInline let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
+  // Guarded by `lock`: a thread is delivering a change (ChainCore.deliver).
+  @usableFromInline @exclusivity(unchecked) var isDelivering = false
+  // Guarded by `lock`: members left the chain during the delivery, and wait in the extras for
+  // it to end. The delivering thread reads the members without retaining them: a member that
+  // leaves meanwhile stays alive until then.
+  @usableFromInline @exclusivity(unchecked) var hasRetired = false
 
   init(registry: Registry, code: ChainCode) {
     self.registry = registry
@@ -141,12 +147,11 @@ class AnyChain: @unchecked Sendable {
         member.sinkOrder = extrasInUse.numberSink()
       }
       guard let old, let index = members.firstIndex(where: { $0 === old }) else {
-        // Most chains have two members: room for both at once.
-        if members.isEmpty { members.reserveCapacity(2) }
         members.append(member)
         return .inserted
       }
       if old.isSink { ownedSinkCount -= 1 }
+      retireIfDelivering(old)
       members[index] = member
       if old.role.sends && !members.contains(where: { $0.role.sends }) {
         return .lastSenderReplaced
@@ -161,6 +166,7 @@ class AnyChain: @unchecked Sendable {
   func remove(_ member: Member) -> Bool {
     lock.run {
       if let index = members.firstIndex(where: { $0 === member }) {
+        retireIfDelivering(member)
         members.remove(at: index)
         if member.isSink { ownedSinkCount -= 1 }
       }
@@ -172,8 +178,11 @@ class AnyChain: @unchecked Sendable {
   // Registry lock held. Empties the chain; the caller releases what it returns after unlocking.
   func takeEverything() -> (members: ContiguousArray<Member>, userState: Any?) {
     lock.run {
-      let taken = members
-      members = []
+      let taken = members.array
+      if isDelivering {
+        for member in taken { retireIfDelivering(member) }
+      }
+      members = MemberList()
       ownedSinkCount = 0
       return (taken, takeUserState())
     }
@@ -182,8 +191,26 @@ class AnyChain: @unchecked Sendable {
   // Chain lock held. Filters, sinks and queued changes (the error handler stays).
   func takeUserState() -> Any? { nil }
 
+  // Chain lock held. Keeps `member`, which is leaving the chain, alive until the delivery in
+  // progress, if any, ends: it may be using the member unretained.
+  private func retireIfDelivering(_ member: Member) {
+    guard isDelivering else { return }
+    extrasInUse.retired.append(member)
+    hasRetired = true
+  }
+
+  // Chain lock held. The members that left during the delivery that is ending: the caller
+  // releases them after unlocking.
+  @usableFromInline
+  final func takeRetired() -> ContiguousArray<Member> {
+    guard hasRetired, let extras = extrasStorage else { return [] }
+    hasRetired = false
+    defer { extras.retired = [] }
+    return extras.retired
+  }
+
   func snapshotMembers() -> ContiguousArray<Member> {
-    lock.run { members }
+    lock.run { members.array }
   }
 
   func setErrorHandler(_ handler: @escaping (BindingError) -> Void) {
@@ -221,7 +248,7 @@ class AnyChain: @unchecked Sendable {
     // Members with a token are removed by it when their object dies: a chain with no other
     // member is not searched (no weak loads, no copy of the member list).
     lock.lock()
-    var members: ContiguousArray<Member>?
+    var members: MemberList?
     for index in self.members.indices where self.members[index].token == nil {
       members = self.members
       break
@@ -255,7 +282,6 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) var filterCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) var sinkCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) var queuedCount: Int32 = 0
-  @usableFromInline @exclusivity(unchecked) var isDelivering = false
 
   // Chain lock held.
   @inlinable final var extras: ChainExtras<Value>? {
@@ -433,7 +459,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inline(__always)
   final func finishDelivery(dead: inout [Member]) {
     lock.lock()
-    if _slowPath(queuedCount > 0) {
+    if _slowPath(queuedCount > 0 || hasRetired) {
       finishDeliveringQueue(dead: &dead)
       return
     }
@@ -452,12 +478,14 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
     // Lock held.
     isDelivering = false
+    let retired = takeRetired()
     if queuedCount > 0 {
       // The chain was released with changes still queued: drop them after unlocking.
       dropQueue()
     } else {
       lock.unlock()
     }
+    withExtendedLifetime(retired) {}
     if !dead.isEmpty { registry.prune(dead) }
   }
 
@@ -562,7 +590,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   final func deliverAccepted(_ value: Value, from origin: Member, dead: inout [Member]) {
     let previous = current
     current = value
-    let members = self.members
+    // Unretained: a member that leaves during the delivery is kept until it ends.
+    let members = self.members.unretained
     let hasOwnedSinks = ownedSinkCount > 0
     let sinks = sinkCount > 0 ? self.sinks : nil
     lock.unlock()
@@ -606,19 +635,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inlinable
   @inline(__always)
   final func deliverToMembers(
-    _ members: ContiguousArray<Member>, _ value: Value, from origin: Member, dead: inout [Member]
+    _ members: MemberList.Unretained, _ value: Value, from origin: Member, dead: inout [Member]
   ) {
     withUnsafePointer(to: value) { value in
-      for index in members.indices {
-        // `members` holds every member for the loop: each is used without a retain of its own.
-        Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
-          // A member with a change of its own waiting in the queue keeps that newer value: the
-          // change is delivered next, and this older one must not overwrite it.
-          guard member !== origin, member.role.receives, !member.isSink, member.isAttached,
-            member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-          else { return }
-          write(at: value, to: member, dead: &dead)
-        }
+      members.forEachMember { member in
+        // A member with a change of its own waiting in the queue keeps that newer value: the
+        // change is delivered next, and this older one must not overwrite it.
+        guard member !== origin, member.role.receives, !member.isSink, member.isAttached,
+          member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+        else { return }
+        write(at: value, to: member, dead: &dead)
       }
     }
   }
@@ -634,7 +660,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inlinable
   @inline(__always)
   final func callSinks(
-    _ members: ContiguousArray<Member>, _ hasOwnedSinks: Bool,
+    _ members: MemberList.Unretained, _ hasOwnedSinks: Bool,
     _ sinks: ContiguousArray<Sink<Value>>?, with value: Value, dead: inout [Member]
   ) {
     if _slowPath(hasOwnedSinks) {
@@ -648,12 +674,13 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @usableFromInline
   @inline(never)
   final func callMergedSinks(
-    _ members: ContiguousArray<Member>, _ sinks: ContiguousArray<Sink<Value>>?, with value: Value,
+    _ members: MemberList.Unretained, _ sinks: ContiguousArray<Sink<Value>>?, with value: Value,
     dead: inout [Member]
   ) {
     let keyed = sinks ?? []
     var next = 0
-    for member in members where member.isSink {
+    members.forEachMember { member in
+      guard member.isSink else { return }
       while next < keyed.count && keyed[next].order < member.sinkOrder {
         if !keyed[next].isRemoved && isActive { keyed[next].body(value) }
         next += 1
@@ -723,6 +750,8 @@ class AnyChainExtras {
   @exclusivity(unchecked) final var errorHandler: ((BindingError) -> Void)?
   // The change the chain's list sinks share (ListChange.swift).
   @exclusivity(unchecked) final var listChange: AnyObject?
+  // Members that left the chain while it delivered (`AnyChain.hasRetired`).
+  @exclusivity(unchecked) final var retired: ContiguousArray<Member> = []
   // Numbers keyed and owned sinks in the order they were added, across both.
   @exclusivity(unchecked) private final var sinksAdded: Int32 = 0
 

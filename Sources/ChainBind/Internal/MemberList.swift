@@ -1,0 +1,108 @@
+// A chain's members, in the order they were added: the first two in the chain itself, the rest
+// in an array. Most chains have two members, and an array for them would take 48 bytes more per
+// chain (Docs/Performance.md, "Memory").
+//
+// Always packed: `second` is set only when `first` is, and `rest` only when both are.
+@usableFromInline
+struct MemberList: RandomAccessCollection {
+  @usableFromInline var first: Member?
+  @usableFromInline var second: Member?
+  @usableFromInline var rest: ContiguousArray<Member>?
+
+  @usableFromInline init() {}
+
+  @inlinable var startIndex: Int { 0 }
+
+  @inlinable var endIndex: Int {
+    guard first != nil else { return 0 }
+    guard second != nil else { return 1 }
+    return 2 + (rest?.count ?? 0)
+  }
+
+  @inlinable var isEmpty: Bool { first == nil }
+
+  @inlinable
+  subscript(index: Int) -> Member {
+    get {
+      switch index {
+      case 0: first.unsafelyUnwrapped
+      case 1: second.unsafelyUnwrapped
+      default: rest.unsafelyUnwrapped[index - 2]
+      }
+    }
+    set {
+      switch index {
+      case 0: first = newValue
+      case 1: second = newValue
+      default: rest?[index - 2] = newValue
+      }
+    }
+  }
+
+  mutating func append(_ member: Member) {
+    if first == nil {
+      first = member
+    } else if second == nil {
+      second = member
+    } else {
+      var more = rest ?? []
+      rest = nil  // moved out and back: appended in place, not copied
+      more.append(member)
+      rest = more
+    }
+  }
+
+  mutating func remove(at index: Int) {
+    // Everything after `index` moves up one place.
+    for place in index..<(endIndex - 1) { self[place] = self[place + 1] }
+    if var moved = rest {
+      rest = nil
+      moved.removeLast()
+      rest = moved.isEmpty ? nil : moved
+    } else if second != nil {
+      second = nil
+    } else {
+      first = nil
+    }
+  }
+
+  // The members for a delivery, which holds the chain's lock only to take them: the first two
+  // unretained (a member that leaves during a delivery is kept until it ends,
+  // `AnyChain.hasRetired`), the rest in their array, retained when there is one.
+  @inlinable var unretained: Unretained {
+    Unretained(
+      first: first.map { Unmanaged.passUnretained($0) },
+      second: second.map { Unmanaged.passUnretained($0) }, rest: rest)
+  }
+
+  @usableFromInline
+  struct Unretained {
+    @usableFromInline let first: Unmanaged<Member>?
+    @usableFromInline let second: Unmanaged<Member>?
+    @usableFromInline let rest: ContiguousArray<Member>?
+
+    @inlinable
+    init(first: Unmanaged<Member>?, second: Unmanaged<Member>?, rest: ContiguousArray<Member>?) {
+      self.first = first
+      self.second = second
+      self.rest = rest
+    }
+
+    // Calls `body` with each member, in order, without a retain each.
+    @inlinable
+    @inline(__always)
+    func forEachMember(_ body: (Member) -> Void) {
+      guard let first else { return }
+      first._withUnsafeGuaranteedRef(body)
+      guard let second else { return }
+      second._withUnsafeGuaranteedRef(body)
+      guard let rest else { return }
+      for index in rest.indices {
+        Unmanaged.passUnretained(rest[index])._withUnsafeGuaranteedRef(body)
+      }
+    }
+  }
+
+  // The members as an array, for the callers that take them out of the chain.
+  var array: ContiguousArray<Member> { ContiguousArray(self) }
+}
