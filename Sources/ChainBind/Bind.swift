@@ -168,8 +168,7 @@ public enum Bind {
   /// - Parameter code: The chain's code.
   /// - Complexity: O(*m*), where *m* is the number of the chain's members.
   public static func unbind(_ code: ChainCode) {
-    let registry = Registry.current
-    if let chain = registry.chain(for: code) { chain.registry.release(chain) }
+    if let chain = code.chain { chain.registry.release(chain) }
   }
 
   /// The number of chains alive in the process.

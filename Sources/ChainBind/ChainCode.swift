@@ -12,10 +12,13 @@
 public struct ChainCode: Hashable, Sendable, CustomStringConvertible {
   let id: UInt64
   let head: MemberLabel
+  // For `Bind.unbind(_:)`; weak: a code never keeps its chain.
+  weak var chain: AnyChain?
 
-  init(id: UInt64, head: MemberLabel) {
+  init(id: UInt64, head: MemberLabel, chain: AnyChain) {
     self.id = id
     self.head = head
+    self.chain = chain
   }
 
   /// The head member the chain started from and the chain's number, as in

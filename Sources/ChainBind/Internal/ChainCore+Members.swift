@@ -40,11 +40,10 @@ extension ChainCore {
         object, keyPath, through: thunks.read, sends: role.sends)
     case .control: value = thunks.read(object)
     }
-    let code = ChainCode(
-      id: Registry.makeChainID(),
-      head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath))
-    let chain = ChainCore(registry: registry, code: code, current: value)
-    _ = chain.admits(isolation, adding: code.description)
+    let chain = ChainCore(
+      registry: registry, id: Registry.makeChainID(),
+      head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath), current: value)
+    _ = chain.admits(isolation, adding: chain.code.description)
     guard chain.mayTake(existing, from: isolation) else {
       probe?.undoInstall(in: object, storage: Bound<Value>.self)
       registry.release(chain)

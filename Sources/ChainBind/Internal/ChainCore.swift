@@ -8,7 +8,9 @@ import Synchronization
 @usableFromInline
 class AnyChain: @unchecked Sendable {
   @usableFromInline let registry: Registry
-  let code: ChainCode
+  let id: UInt64
+  // Names the chain in its code: the member it started from.
+  let head: MemberLabel
   // Guarded by `lock`. Written and read in the order members were added (Docs/Semantics.md,
   // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
   // run time.
@@ -32,11 +34,18 @@ class AnyChain: @unchecked Sendable {
   // it to end. The delivering thread reads the members without retaining them: a member that
   // leaves meanwhile stays alive until then.
   @usableFromInline @exclusivity(unchecked) var hasRetired = false
+  // Guarded by the registry's lock: the chain is counted among its active chains.
+  @exclusivity(unchecked) var isCounted = false
 
-  init(registry: Registry, code: ChainCode) {
+  init(registry: Registry, id: UInt64, head: MemberLabel) {
     self.registry = registry
-    self.code = code
+    self.id = id
+    self.head = head
   }
+
+  // Made when asked for: a code refers to its chain weakly, and a chain that kept its own code
+  // would give itself a weak-reference side table.
+  final var code: ChainCode { ChainCode(id: id, head: head, chain: self) }
 
   deinit {
     let address = isolationAddress.load(ordering: .acquiring)
@@ -316,9 +325,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     set { if newValue != nil || extrasStorage != nil { extrasInUse.listChange = newValue } }
   }
 
-  init(registry: Registry, code: ChainCode, current: Value) {
+  init(registry: Registry, id: UInt64, head: MemberLabel, current: Value) {
     self.current = current
-    super.init(registry: registry, code: code)
+    super.init(registry: registry, id: id, head: head)
   }
 
   override func takeUserState() -> Any? {

@@ -1,6 +1,7 @@
 import Synchronization
 
-// Every active chain, and every membership by object, for join, move and unbind.
+// Every membership by object, for join, move and unbind, and the number of active chains. A
+// chain is held by its members, and found from its code (`ChainCode.chain`).
 //
 // Only binding, unbinding, deallocation and pruning come here; a change (set -> members) never
 // does. Lock order: the registry's lock, then a chain's lock. Nothing removed under the lock is
@@ -24,7 +25,7 @@ final class Registry: Sendable {
     nextChainID.wrappingAdd(1, ordering: .relaxed).oldValue
   }
 
-  var activeChainCount: Int { tables.withLock { $0.chains.count } }
+  var activeChainCount: Int { tables.withLock { $0.chainCount } }
 
   // The membership of `(object, keyPath)`, if any.
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
@@ -48,10 +49,6 @@ final class Registry: Sendable {
   // touched no @Bound property.
   func notePlainProperty(_ keyPath: AnyKeyPath) {
     tables.withLock { _ = $0.plainProperties.insert(ObjectIdentifier(keyPath)) }
-  }
-
-  func chain(for code: ChainCode) -> AnyChain? {
-    tables.withLock { $0.chains[code.id] }
   }
 
   enum AttachOutcome {
@@ -128,7 +125,8 @@ final class Registry: Sendable {
 extension Registry {
   // The registry's state, only ever touched under its lock.
   private struct Tables {
-    var chains: [UInt64: AnyChain] = [:]
+    // The chains that had a member attached and were not released yet.
+    var chainCount = 0
     // The first of each object's memberships; the rest follow through `nextInObject`.
     var objects: [ObjectIdentifier: Member] = [:]
     // Shared key paths whose read touched no @Bound property, on an object of exactly their root
@@ -163,8 +161,10 @@ extension Registry {
       }
       // Under this lock, like every detach, so that a detach cannot come first.
       member.token?.attach(member)
-      // One hash: storing the chain again in its own entry changes nothing.
-      chains.updateValue(chain, forKey: chain.code.id)
+      if !chain.isCounted {
+        chain.isCounted = true
+        chainCount += 1
+      }
       if case .lastSenderReplaced = inserted {
         release(chain, garbage: &garbage)
         return .chainReleased
@@ -194,7 +194,7 @@ extension Registry {
     mutating func release(_ chain: AnyChain, garbage: inout Garbage) {
       guard chain.isActive else { return }
       chain.markInactive()
-      chains[chain.code.id] = nil
+      if chain.isCounted { chainCount -= 1 }
       garbage.release(chain)
       let (members, userState) = chain.takeEverything()
       if let userState { garbage.release(userState) }
