@@ -32,7 +32,8 @@ extension Chain where Value: BindConvertible {
       object, keyPath(), role: .out, source: .property,
       isolation: isolation,
       thunks: .writable(
-        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
+        conversion: .automatic))
     return self
   }
 
@@ -64,7 +65,8 @@ extension Chain where Value: BindConvertible {
       object, keyPath(), role: .inout, source: .property,
       isolation: isolation,
       thunks: .writable(
-        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
+        conversion: .automatic))
     return self
   }
 
@@ -92,7 +94,8 @@ extension Chain where Value: BindConvertible {
       object, keyPath(), role: .in, source: .property,
       isolation: isolation,
       thunks: .readable(
-        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) }))
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
+        conversion: .automatic))
     return self
   }
 
@@ -124,7 +127,7 @@ extension Chain where Value: BindConvertible {
       isolation: isolation,
       thunks: .writable(
         keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
-        isControl: true))
+        isControl: true, conversion: .automatic))
     return self
   }
 
@@ -155,7 +158,7 @@ extension Chain where Value: BindConvertible {
       isolation: isolation,
       thunks: .readable(
         keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
-        isControl: true))
+        isControl: true, conversion: .automatic))
     return self
   }
 }
@@ -187,7 +190,8 @@ extension Chain where Value == Bool {
       object, keyPath(), role: .out, source: .property,
       isolation: isolation,
       thunks: .writable(
-        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        conversion: negated ? .negated : .notNegated))
     return self
   }
 
@@ -216,7 +220,8 @@ extension Chain where Value == Bool {
       object, keyPath(), role: .inout, source: .property,
       isolation: isolation,
       thunks: .writable(
-        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        conversion: negated ? .negated : .notNegated))
     return self
   }
 
@@ -244,7 +249,8 @@ extension Chain where Value == Bool {
       object, keyPath(), role: .in, source: .property,
       isolation: isolation,
       thunks: .readable(
-        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        conversion: negated ? .negated : .notNegated))
     return self
   }
 
@@ -276,7 +282,7 @@ extension Chain where Value == Bool {
       isolation: isolation,
       thunks: .writable(
         keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
-        isControl: true))
+        isControl: true, conversion: negated ? .negated : .notNegated))
     return self
   }
 
@@ -307,7 +313,8 @@ extension Chain where Value == Bool {
       object, keyPath(), role: .out, source: .property,
       isolation: isolation,
       thunks: .writable(
-        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        conversion: negated ? .negated : .notNegated))
     return self
   }
 
@@ -338,7 +345,8 @@ extension Chain where Value == Bool {
       object, keyPath(), role: .inout, source: .property,
       isolation: isolation,
       thunks: .writable(
-        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated)))
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        conversion: negated ? .negated : .notNegated))
     return self
   }
 }

@@ -77,7 +77,10 @@ final class BoundToken: @unchecked Sendable {
       return
     case .dropped: return
     }
-    withUnsafePointer(to: newValue) { member.send?(nil, $0, member) }
+    // The member holds its access: used without a retain of its own.
+    Unmanaged.passUnretained(member.access)._withUnsafeGuaranteedRef { access in
+      withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
+    }
   }
 
   deinit {

@@ -26,7 +26,9 @@ extension ChainCore {
     isolation: (any Actor)?, thunks: MemberThunks<Value, Object, Value>
   ) -> ChainCore<Value> {
     let registry = Registry.current
-    let existing = registry.member(of: object, keyPath: keyPath)
+    let key = sharingKey(keyPath, thunks)
+    let lookup = registry.lookUp(object, keyPath, askingIfPlain: false, sharing: key)
+    let existing = lookup.member
     if let existing, let chain = existing.chain as? ChainCore<Value>, chain.isUsable {
       chain.add(
         object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks)
@@ -50,7 +52,8 @@ extension ChainCore {
       return chain
     }
     chain.attach(
-      object, keyPath, role: role, source: source, probe: probe, thunks: thunks, isHead: true)
+      object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
+      shared: (lookup.access, key), isHead: true)
     if chain.hasNoMembers { registry.release(chain) }
     return chain
   }
@@ -74,8 +77,9 @@ extension ChainCore {
     // storage would matter, and a read that touched no @Bound property found none
     // (Docs/Architecture.md, "Finding the @Bound storage").
     let mayBePlain = !role.sends && thunks.isSharedKeyPath && type(of: object) == Object.self
-    let (existing, isPlain) = registry.member(
-      of: object, keyPath: keyPath, askingIfPlain: mayBePlain)
+    let key = Self.sharingKey(keyPath, thunks)
+    let lookup = registry.lookUp(object, keyPath, askingIfPlain: mayBePlain, sharing: key)
+    let (existing, isPlain) = (lookup.member, lookup.isPlain)
     guard admits(isolation, adding: label()), mayTake(existing, from: isolation) else {
       return
     }
@@ -97,7 +101,16 @@ extension ChainCore {
     }
     attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,
-      thunks: thunks, isHead: false)
+      thunks: thunks, shared: (lookup.access, key), isHead: false)
+  }
+
+  // What members built with `thunks` for `keyPath` share, when they may (MemberAccess.swift).
+  static func sharingKey<Object, Target>(
+    _ keyPath: KeyPath<Object, Target>, _ thunks: MemberThunks<Value, Object, Target>
+  ) -> MemberAccessKey? {
+    guard thunks.isSharedKeyPath, let recipe = thunks.recipe else { return nil }
+    return MemberAccessKey(
+      keyPath: ObjectIdentifier(keyPath), value: ObjectIdentifier(Value.self), recipe: recipe)
   }
 
   // Whether code isolated to `caller` may move a property here from the chain it is in:
@@ -117,7 +130,7 @@ extension ChainCore {
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
     probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
-    isHead: Bool
+    shared: (access: MemberAccess?, key: MemberAccessKey?), isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -135,13 +148,25 @@ extension ChainCore {
     }
     // Not `??`: through its generic parameter, the closures would come back wrapped in
     // reabstraction thunks, two more calls on every write and send.
-    var writeThunk = thunks.write
-    if writeThunk == nil { writeThunk = previous?.write }
-    var sendThunk = thunks.send
-    if sendThunk == nil || carried != nil { sendThunk = previous?.send }
-    let member = Member(
-      object: object, keyPath: keyPath, chain: self, role: role, write: writeThunk,
-      send: sendThunk)
+    let access: MemberAccess
+    // Nothing of the caller's in the closures: those of the first member attached with them
+    // serve (a property added again to its chain combines its closures: an access of its own).
+    var sharing: MemberAccessKey?
+    if previous == nil, shared.key != nil {
+      if let sharedAccess = shared.access {
+        access = sharedAccess
+      } else {
+        access = MemberAccess(keyPath: keyPath, write: thunks.write, send: thunks.send)
+        sharing = shared.key
+      }
+    } else {
+      var writeThunk = thunks.write
+      if writeThunk == nil { writeThunk = previous?.write }
+      var sendThunk = thunks.send
+      if sendThunk == nil || carried != nil { sendThunk = previous?.send }
+      access = MemberAccess(keyPath: keyPath, write: writeThunk, send: sendThunk)
+    }
+    let member = Member(object: object, access: access, chain: self, role: role)
     member.storageKeyPath = probe?.storageKeyPath
     if role.sends && !isObservable && carried == nil {
       // Reported at bind time; the member still receives when it can.
@@ -153,7 +178,7 @@ extension ChainCore {
     if let previous { member.role = member.role.united(with: previous.role) }
     // The registry links the token to the member once the member is attached, under its lock.
     if let probe, probe.installed { member.token = probe.memberToken }
-    switch registry.attach(member, object: object) {
+    switch registry.attach(member, object: object, sharing: sharing) {
     case .attached: break
     case .chainInactive:
       // Released meanwhile, by another thread: nothing is added, and the property keeps the
@@ -211,13 +236,14 @@ extension ChainCore {
       isolation == nil || mayTake(registry.member(of: owner, keyPath: keyPath), from: isolation)
     else { return }
     pruneDeadMembers()
-    let member = Member(
-      object: owner, keyPath: keyPath, chain: self, role: .out,
+    let access = MemberAccess(
+      keyPath: keyPath,
       write: { object, value, _ in
         sink(
           unsafeDowncast(object, to: Owner.self), value.assumingMemoryBound(to: Value.self).pointee)
       },
       send: nil)
+    let member = Member(object: owner, access: access, chain: self, role: .out)
     member.isSink = true
     switch registry.attach(member, object: owner) {
     case .attached: break

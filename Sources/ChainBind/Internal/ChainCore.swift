@@ -742,13 +742,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inlinable
   @inline(__always)
   final func write(at value: UnsafePointer<Value>, to member: Member, dead: inout [Member]) {
-    // Called through the member, not copied out of it: a copy would retain its context.
-    guard member.write != nil else { return }
-    guard let object = member.object else {
-      dead.append(member)
-      return
+    // Called in place, not copied out: a copy would retain its context. The member holds its
+    // access: used without a retain of its own.
+    Unmanaged.passUnretained(member.access)._withUnsafeGuaranteedRef { access in
+      guard access.write != nil else { return }
+      guard let object = member.object else {
+        dead.append(member)
+        return
+      }
+      access.write?(object, value, member)
     }
-    member.write?(object, value, member)
   }
 }
 

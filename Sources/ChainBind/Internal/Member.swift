@@ -37,13 +37,9 @@ final class Member: @unchecked Sendable {
   // rest of a write.
   @usableFromInline @exclusivity(unchecked) weak var object: AnyObject?
   let objectID: ObjectIdentifier
-  // The property's identity, for join, move and unbind; the thunks capture their own copy.
-  let keyPath: AnyKeyPath
+  // The key path and the closures: often shared with members added at the same call site.
+  @usableFromInline let access: MemberAccess
   @usableFromInline let chain: AnyChain
-  // Writes a chain value into the property; nil when the member cannot receive.
-  @usableFromInline let write: WriteThunk?
-  // Converts the property's value and sends it; nil when the member cannot send.
-  @usableFromInline let send: SendThunk?
   // The token in the `@Bound` property's storage, or what a tracked member observes.
   @exclusivity(unchecked) var source: MemberSource = .plain
   // The `@Bound` storage found when binding: names the member in messages.
@@ -73,18 +69,20 @@ final class Member: @unchecked Sendable {
   // does not ask again; cleared by that delivery.
   @usableFromInline @exclusivity(unchecked) var isAdmittedHere = false
 
-  init(
-    object: AnyObject, keyPath: AnyKeyPath, chain: AnyChain, role: MemberRole,
-    write: WriteThunk?, send: SendThunk?
-  ) {
+  init(object: AnyObject, access: MemberAccess, chain: AnyChain, role: MemberRole) {
     self.object = object
     self.objectID = ObjectIdentifier(object)
-    self.keyPath = keyPath
+    self.access = access
     self.chain = chain
     self.role = role
-    self.write = write
-    self.send = send
   }
+
+  // The property's identity, for join, move and unbind.
+  var keyPath: AnyKeyPath { access.keyPath }
+  // Copies, for the paths that are not a change (a call in place through `access` retains
+  // nothing).
+  var write: WriteThunk? { access.write }
+  var send: SendThunk? { access.send }
 
   @inlinable var isAttached: Bool { attached.load(ordering: .acquiring) }
 

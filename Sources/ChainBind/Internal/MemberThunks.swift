@@ -25,32 +25,40 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   // arguments, which the runtime makes once and keeps. The registry may then remember facts
   // about it by its identity, without retaining it or hashing it (ChainCore+Members.swift).
   @usableFromInline let isSharedKeyPath: Bool
+  // How the closures were built, when nothing of the caller's went into them: with a shared key
+  // path, every member added at this call site can share them (`MemberAccess`).
+  @usableFromInline let recipe: MemberThunksRecipe?
 
   @inlinable
   @inline(__always)
   init(
     read: @escaping (Object) -> Target, write: WriteThunk?, send: SendThunk?,
-    isSharedKeyPath: Bool = false
+    isSharedKeyPath: Bool, recipe: MemberThunksRecipe?
   ) {
     self.read = read
     self.write = write
     self.send = send
     self.isSharedKeyPath = isSharedKeyPath
+    self.recipe = recipe
   }
 
   // A member that receives through `convert` and sends through `back`. `keyPath` is evaluated
   // once per closure, so each closure captures a key path of its own and nothing else uses it.
   @inlinable
   @inline(__always)
+  // `conversion`: which of ChainBind's conversions `convert` and `back` are; nil when they are
+  // the caller's.
   static func writable(
     _ keyPath: () -> ReferenceWritableKeyPath<Object, Target>,
-    convert: ((Value) -> Target?)?, back: ((Target) -> Value?)?, isControl: Bool = false
+    convert: ((Value) -> Target?)?, back: ((Target) -> Value?)?, isControl: Bool = false,
+    conversion: MemberThunksRecipe.Conversion? = nil
   ) -> Self {
     Self(
       read: getter(keyPath()),
       write: convert.map { writer(keyPath(), $0) },
       send: back.map { isControl ? reader(keyPath(), $0) : sender($0) },
-      isSharedKeyPath: keyPath() === keyPath())
+      isSharedKeyPath: keyPath() === keyPath(),
+      recipe: conversion.map { .init($0, isWritable: true, isControl: isControl) })
   }
 
   // A member bound through a read-only key path: it sends, and is written only to revert a
@@ -59,13 +67,16 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @inline(__always)
   static func readable(
     _ keyPath: () -> KeyPath<Object, Target>, convert: ((Value) -> Target?)?,
-    back: @escaping (Target) -> Value?, isControl: Bool = false
+    back: @escaping (Target) -> Value?, isControl: Bool = false,
+    conversion: MemberThunksRecipe.Conversion? = nil
   ) -> Self {
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Target>
     return Self(
       read: getter(keyPath()),
       write: writable.flatMap { keyPath in convert.map { writer(keyPath, $0) } },
-      send: isControl ? reader(keyPath(), back) : sender(back))
+      send: isControl ? reader(keyPath(), back) : sender(back),
+      isSharedKeyPath: keyPath() === keyPath(),
+      recipe: conversion.map { .init($0, isWritable: false, isControl: isControl) })
   }
 
   @inlinable
@@ -159,7 +170,8 @@ extension MemberThunks where Target == Value {
   ) -> Self {
     Self(
       read: getter(keyPath()), write: writer(keyPath()),
-      send: isControl ? reader(keyPath()) : sender, isSharedKeyPath: keyPath() === keyPath())
+      send: isControl ? reader(keyPath()) : sender, isSharedKeyPath: keyPath() === keyPath(),
+      recipe: MemberThunksRecipe(.same, isWritable: true, isControl: isControl))
   }
 
   @inlinable
@@ -168,7 +180,8 @@ extension MemberThunks where Target == Value {
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Value>
     return Self(
       read: getter(keyPath()), write: writable.map { writer($0) },
-      send: isControl ? reader(keyPath()) : sender)
+      send: isControl ? reader(keyPath()) : sender, isSharedKeyPath: keyPath() === keyPath(),
+      recipe: MemberThunksRecipe(.same, isWritable: false, isControl: isControl))
   }
 
   @inlinable

@@ -29,26 +29,40 @@ final class Registry: Sendable {
 
   // The membership of `(object, keyPath)`, if any.
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
-    member(of: object, keyPath: keyPath, askingIfPlain: false).member
+    lookUp(object, keyPath, askingIfPlain: false, sharing: nil).member
   }
 
-  // The same, and whether `keyPath`, a shared key path (`MemberThunks.isSharedKeyPath`), is
-  // known to reach no @Bound property (`plainProperties`).
-  func member(
-    of object: AnyObject, keyPath: AnyKeyPath, askingIfPlain: Bool
-  ) -> (member: Member?, isPlain: Bool) {
+  // What the registry knows before a member of `(object, keyPath)` is added.
+  struct Lookup {
+    // The property's membership.
+    var member: Member?
+    // `keyPath`, a shared key path (`MemberThunks.isSharedKeyPath`), is known to reach no
+    // @Bound property, when asked.
+    var isPlain = false
+    // The access members of the `sharing` key share, once one was attached.
+    var access: MemberAccess?
+  }
+
+  func lookUp(
+    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, sharing key: MemberAccessKey?
+  ) -> Lookup {
     withGarbage(pruningTouched: false) { tables, garbage in
-      (
-        tables.membership(of: object, keyPath: keyPath, garbage: &garbage),
-        askingIfPlain && tables.plainProperties.contains(ObjectIdentifier(keyPath))
-      )
+      var lookup = Lookup(
+        member: tables.membership(of: object, keyPath: keyPath, garbage: &garbage))
+      if askingIfPlain || key != nil, let facts = tables.keyPaths[ObjectIdentifier(keyPath)] {
+        lookup.isPlain = askingIfPlain && facts.isPlain
+        lookup.access = key.flatMap { facts.access(for: $0) }
+      }
+      return lookup
     }
   }
 
   // Notes that reading the shared key path `keyPath` from an object of exactly its root type
   // touched no @Bound property.
   func notePlainProperty(_ keyPath: AnyKeyPath) {
-    tables.withLock { _ = $0.plainProperties.insert(ObjectIdentifier(keyPath)) }
+    tables.withLock {
+      $0.keyPaths[ObjectIdentifier(keyPath), default: KeyPathFacts()].isPlain = true
+    }
   }
 
   enum AttachOutcome {
@@ -61,10 +75,17 @@ final class Registry: Sendable {
   }
 
   // Makes `member` a member of its chain, moving `(object, keyPath)` out of any other chain or
-  // replacing it in place in the same chain. Registers the chain when it is new.
-  func attach(_ member: Member, object: AnyObject) -> AttachOutcome {
+  // replacing it in place in the same chain. Counts the chain when it is new. With `key`, the
+  // member's access becomes the one members of that key share, unless one already is.
+  func attach(_ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil)
+    -> AttachOutcome
+  {
     withGarbage(pruningTouched: true) { tables, garbage in
-      tables.attach(member, object: object, garbage: &garbage)
+      let outcome = tables.attach(member, object: object, garbage: &garbage)
+      if let key, case .attached = outcome {
+        tables.keyPaths[key.keyPath, default: KeyPathFacts()].share(member.access, as: key)
+      }
+      return outcome
     }
   }
 
@@ -129,10 +150,9 @@ extension Registry {
     var chainCount = 0
     // The first of each object's memberships; the rest follow through `nextInObject`.
     var objects: [ObjectIdentifier: Member] = [:]
-    // Shared key paths whose read touched no @Bound property, on an object of exactly their root
-    // type; by identity: the runtime keeps such a key path for the life of the process. As many
-    // as the key-path literals a program binds as receiving members.
-    var plainProperties: Set<ObjectIdentifier> = []
+    // What is known of shared key paths, by identity: the runtime keeps such a key path for the
+    // life of the process. As many as the key-path literals a program binds.
+    var keyPaths: [ObjectIdentifier: KeyPathFacts] = [:]
 
     mutating func attach(
       _ member: Member, object: AnyObject, garbage: inout Garbage
@@ -301,5 +321,22 @@ struct Garbage {
   // Call after unlocking.
   func pruneTouchedChains() {
     for chain in touched where chain.isActive { chain.pruneDeadMembers() }
+  }
+}
+
+// What the registry knows of one shared key path (`MemberThunks.isSharedKeyPath`).
+struct KeyPathFacts {
+  // Its read touched no @Bound property, on an object of exactly its root type.
+  var isPlain = false
+  // The accesses members added through it share (MemberAccess.swift): one per chain type and
+  // recipe, most often one.
+  private var shared: [(key: MemberAccessKey, access: MemberAccess)] = []
+
+  func access(for key: MemberAccessKey) -> MemberAccess? {
+    shared.first { $0.key == key }?.access
+  }
+
+  mutating func share(_ access: MemberAccess, as key: MemberAccessKey) {
+    if self.access(for: key) == nil { shared.append((key, access)) }
   }
 }

@@ -1,0 +1,60 @@
+// How a member reaches its property: the key path, and the closures built for it where the
+// member was added (`MemberThunks`). Members added at one call site share one when that site's
+// closures capture nothing but its key-path literal, which the runtime keeps for the life of the
+// process (`Registry.sharedAccess`): a member then holds one reference instead of two closures
+// and a key path (Docs/Performance.md, "Memory").
+//
+// @unchecked Sendable: immutable; the closures run only where their member is written or sends.
+@usableFromInline
+final class MemberAccess: @unchecked Sendable {
+  // The property's identity, for join, move and unbind; the closures capture their own copy.
+  let keyPath: AnyKeyPath
+  // Writes a chain value into the property; nil when the member cannot receive.
+  @usableFromInline let write: WriteThunk?
+  // Converts the property's value and sends it; nil when the member cannot send.
+  @usableFromInline let send: SendThunk?
+
+  init(keyPath: AnyKeyPath, write: WriteThunk?, send: SendThunk?) {
+    self.keyPath = keyPath
+    self.write = write
+    self.send = send
+  }
+}
+
+// What makes the closures of one call site the same for every member added there: the key-path
+// literal, the types they were specialized for, and how they were built. Only closures built by
+// ChainBind's own conversions have one; a caller's closure may capture anything.
+struct MemberAccessKey: Hashable {
+  // Also the object's type and the property's: a key path's root and value types are its own.
+  let keyPath: ObjectIdentifier
+  // The chain's type.
+  let value: ObjectIdentifier
+  let recipe: MemberThunksRecipe
+}
+
+// How `MemberThunks` built its closures, when nothing of the caller's went into them.
+@usableFromInline
+struct MemberThunksRecipe: Hashable, Sendable {
+  @usableFromInline
+  enum Conversion: UInt8, Sendable {
+    // The property has the chain's type.
+    case same
+    // `BindConvertible` to `BindConvertible` (Docs/Semantics.md, "Automatic conversion").
+    case automatic
+    // Bool to Bool or to `BindConvertible`, negated or not (Docs/Semantics.md, "Negation").
+    case negated, notNegated
+  }
+
+  @usableFromInline let conversion: Conversion
+  // Through a writable key path (`writable`), or one that may not be (`readable`).
+  @usableFromInline let isWritable: Bool
+  // Sends by reading a control's property, not the value a `@Bound` setter passes.
+  @usableFromInline let isControl: Bool
+
+  @inlinable
+  init(_ conversion: Conversion, isWritable: Bool, isControl: Bool) {
+    self.conversion = conversion
+    self.isWritable = isWritable
+    self.isControl = isControl
+  }
+}
