@@ -17,6 +17,11 @@ public final class ScopedRegistry: Sendable {
   /// The number of chains alive in this registry.
   public var activeChainCount: Int { registry.activeChainCount }
 
+  /// How many accesses (a key path and the closures built for it) the members bound in this
+  /// registry share: one per call site, chain type and conversion, when no closure of the
+  /// caller's is involved.
+  public var sharedAccessCount: Int { registry.sharedAccessCount }
+
   /// Runs `body` with this registry in place of the process-wide one, on this task or thread.
   ///
   /// - Parameter body: The code that binds and unbinds.

@@ -146,28 +146,31 @@ extension ChainCore {
     if let previous, previous.role.sends, case .property = source {
       carried = carriedEvents(of: previous, on: object)
     }
-    // Not `??`: through its generic parameter, the closures would come back wrapped in
-    // reabstraction thunks, two more calls on every write and send.
+    let storage = probe?.storageKeyPath
     let access: MemberAccess
     // Nothing of the caller's in the closures: those of the first member attached with them
-    // serve (a property added again to its chain combines its closures: an access of its own).
+    // serve, when its property had the same storage (a subclass may override a property). A
+    // property added again to its chain combines its closures: an access of its own.
     var sharing: MemberAccessKey?
     if previous == nil, shared.key != nil {
-      if let sharedAccess = shared.access {
+      if let sharedAccess = shared.access, sharedAccess.storageKeyPath == storage {
         access = sharedAccess
       } else {
-        access = MemberAccess(keyPath: keyPath, write: thunks.write, send: thunks.send)
+        access = MemberAccess(
+          keyPath: keyPath, storageKeyPath: storage, write: thunks.write, send: thunks.send)
         sharing = shared.key
       }
     } else {
+      // Not `??`: through its generic parameter, the closures would come back wrapped in
+      // reabstraction thunks, two more calls on every write and send.
       var writeThunk = thunks.write
       if writeThunk == nil { writeThunk = previous?.write }
       var sendThunk = thunks.send
       if sendThunk == nil || carried != nil { sendThunk = previous?.send }
-      access = MemberAccess(keyPath: keyPath, write: writeThunk, send: sendThunk)
+      access = MemberAccess(
+        keyPath: keyPath, storageKeyPath: storage, write: writeThunk, send: sendThunk)
     }
     let member = Member(object: object, access: access, chain: self, role: role)
-    member.storageKeyPath = probe?.storageKeyPath
     if role.sends && !isObservable && carried == nil {
       // Reported at bind time; the member still receives when it can.
       let canReceive = member.write != nil
@@ -237,7 +240,7 @@ extension ChainCore {
     else { return }
     pruneDeadMembers()
     let access = MemberAccess(
-      keyPath: keyPath,
+      keyPath: keyPath, storageKeyPath: nil,
       write: { object, value, _ in
         sink(
           unsafeDowncast(object, to: Owner.self), value.assumingMemoryBound(to: Value.self).pointee)

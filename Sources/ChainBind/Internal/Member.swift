@@ -42,8 +42,6 @@ final class Member: @unchecked Sendable {
   @usableFromInline let chain: AnyChain
   // The token in the `@Bound` property's storage, or what a tracked member observes.
   @exclusivity(unchecked) var source: MemberSource = .plain
-  // The `@Bound` storage found when binding: names the member in messages.
-  @exclusivity(unchecked) var storageKeyPath: AnyKeyPath?
   @exclusivity(unchecked) var nextInObject: Member?
   // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
   // the delivering thread, which must not overwrite a member's newer, queued value. With
@@ -130,7 +128,9 @@ final class Member: @unchecked Sendable {
   // unbound this member or released its chain.
   @inlinable var canWrite: Bool { isAttached && chain.isActive }
 
-  var label: MemberLabel { MemberLabel(keyPath: keyPath, storageKeyPath: storageKeyPath) }
+  var label: MemberLabel {
+    MemberLabel(keyPath: access.keyPath, storageKeyPath: access.storageKeyPath)
+  }
 
   // An error about this member, in its chain.
   func error(_ cause: BindingError.Cause) -> BindingError {

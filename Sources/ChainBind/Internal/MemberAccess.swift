@@ -1,7 +1,7 @@
 // How a member reaches its property: the key path, and the closures built for it where the
 // member was added (`MemberThunks`). Members added at one call site share one when that site's
 // closures capture nothing but its key-path literal, which the runtime keeps for the life of the
-// process (`Registry.sharedAccess`): a member then holds one reference instead of two closures
+// process (`Registry.lookUp`): a member then holds one reference instead of two closures
 // and a key path (Docs/Performance.md, "Memory").
 //
 // @unchecked Sendable: immutable; the closures run only where their member is written or sends.
@@ -9,13 +9,16 @@
 final class MemberAccess: @unchecked Sendable {
   // The property's identity, for join, move and unbind; the closures capture their own copy.
   let keyPath: AnyKeyPath
+  // The `@Bound` storage found when binding: names the member in messages.
+  let storageKeyPath: AnyKeyPath?
   // Writes a chain value into the property; nil when the member cannot receive.
   @usableFromInline let write: WriteThunk?
   // Converts the property's value and sends it; nil when the member cannot send.
   @usableFromInline let send: SendThunk?
 
-  init(keyPath: AnyKeyPath, write: WriteThunk?, send: SendThunk?) {
+  init(keyPath: AnyKeyPath, storageKeyPath: AnyKeyPath?, write: WriteThunk?, send: SendThunk?) {
     self.keyPath = keyPath
+    self.storageKeyPath = storageKeyPath
     self.write = write
     self.send = send
   }

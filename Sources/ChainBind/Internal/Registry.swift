@@ -27,6 +27,11 @@ final class Registry: Sendable {
 
   var activeChainCount: Int { tables.withLock { $0.chainCount } }
 
+  // How many accesses members share (Bind+Testing.swift).
+  var sharedAccessCount: Int {
+    tables.withLock { $0.keyPaths.values.reduce(0) { $0 + $1.sharedCount } }
+  }
+
   // The membership of `(object, keyPath)`, if any.
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
     lookUp(object, keyPath, askingIfPlain: false, sharing: nil).member
@@ -331,6 +336,8 @@ struct KeyPathFacts {
   // The accesses members added through it share (MemberAccess.swift): one per chain type and
   // recipe, most often one.
   private var shared: [(key: MemberAccessKey, access: MemberAccess)] = []
+
+  var sharedCount: Int { shared.count }
 
   func access(for key: MemberAccessKey) -> MemberAccess? {
     shared.first { $0.key == key }?.access
