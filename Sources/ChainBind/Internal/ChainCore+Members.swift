@@ -42,9 +42,11 @@ extension ChainCore {
         object, keyPath, through: thunks.read, sends: role.sends)
     case .control: value = thunks.read(object)
     }
+    let head = access(
+      keyPath, storage: probe?.storageKeyPath, thunks: thunks, previous: nil, carried: false,
+      shared: (lookup.access, key))
     let chain = ChainCore(
-      registry: registry, id: Registry.makeChainID(),
-      head: MemberLabel(keyPath: keyPath, storageKeyPath: probe?.storageKeyPath), current: value)
+      registry: registry, id: Registry.makeChainID(), head: head.access, current: value)
     _ = chain.admits(isolation, adding: chain.code.description)
     guard chain.mayTake(existing, from: isolation) else {
       probe?.undoInstall(in: object, storage: Bound<Value>.self)
@@ -53,7 +55,7 @@ extension ChainCore {
     }
     chain.attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
-      shared: (lookup.access, key), isHead: true)
+      access: head, isHead: true)
     if chain.hasNoMembers { registry.release(chain) }
     return chain
   }
@@ -104,6 +106,33 @@ extension ChainCore {
       thunks: thunks, shared: (lookup.access, key), isHead: false)
   }
 
+  // A new member's access (MemberAccess.swift), and the key it is to be shared under, when it is
+  // the first for that key. Nothing of the caller's in the closures: those of the first member
+  // attached with them serve, when its property had the same storage (a subclass may override a
+  // property). A property added again to its chain combines its closures: an access of its own.
+  static func access<Object, Target>(
+    _ keyPath: KeyPath<Object, Target>, storage: AnyKeyPath?,
+    thunks: MemberThunks<Value, Object, Target>, previous: Member?, carried: Bool,
+    shared: (access: MemberAccess?, key: MemberAccessKey?)
+  ) -> (access: MemberAccess, sharing: MemberAccessKey?) {
+    if previous == nil, let key = shared.key {
+      // By identity: a wrapper's storage key path is a literal, one object.
+      if let access = shared.access, access.storageKeyPath === storage { return (access, nil) }
+      let access = MemberAccess(
+        keyPath: keyPath, storageKeyPath: storage, write: thunks.write, send: thunks.send)
+      return (access, key)
+    }
+    // Not `??`: through its generic parameter, the closures would come back wrapped in
+    // reabstraction thunks, two more calls on every write and send.
+    var writeThunk = thunks.write
+    if writeThunk == nil { writeThunk = previous?.write }
+    var sendThunk = thunks.send
+    if sendThunk == nil || carried { sendThunk = previous?.send }
+    let access = MemberAccess(
+      keyPath: keyPath, storageKeyPath: storage, write: writeThunk, send: sendThunk)
+    return (access, nil)
+  }
+
   // What members built with `thunks` for `keyPath` share, when they may (MemberAccess.swift).
   static func sharingKey<Object, Target>(
     _ keyPath: KeyPath<Object, Target>, _ thunks: MemberThunks<Value, Object, Target>
@@ -130,7 +159,8 @@ extension ChainCore {
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
     probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
-    shared: (access: MemberAccess?, key: MemberAccessKey?), isHead: Bool
+    shared: (access: MemberAccess?, key: MemberAccessKey?) = (nil, nil),
+    access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -146,30 +176,13 @@ extension ChainCore {
     if let previous, previous.role.sends, case .property = source {
       carried = carriedEvents(of: previous, on: object)
     }
-    let storage = probe?.storageKeyPath
-    let access: MemberAccess
-    // Nothing of the caller's in the closures: those of the first member attached with them
-    // serve, when its property had the same storage (a subclass may override a property). A
-    // property added again to its chain combines its closures: an access of its own.
-    var sharing: MemberAccessKey?
-    if previous == nil, shared.key != nil {
-      if let sharedAccess = shared.access, sharedAccess.storageKeyPath == storage {
-        access = sharedAccess
-      } else {
-        access = MemberAccess(
-          keyPath: keyPath, storageKeyPath: storage, write: thunks.write, send: thunks.send)
-        sharing = shared.key
-      }
-    } else {
-      // Not `??`: through its generic parameter, the closures would come back wrapped in
-      // reabstraction thunks, two more calls on every write and send.
-      var writeThunk = thunks.write
-      if writeThunk == nil { writeThunk = previous?.write }
-      var sendThunk = thunks.send
-      if sendThunk == nil || carried != nil { sendThunk = previous?.send }
-      access = MemberAccess(
-        keyPath: keyPath, storageKeyPath: storage, write: writeThunk, send: sendThunk)
+    var made = prepared
+    if made == nil {
+      made = Self.access(
+        keyPath, storage: probe?.storageKeyPath, thunks: thunks, previous: previous,
+        carried: carried != nil, shared: shared)
     }
+    guard let (access, sharing) = made else { return }
     let member = Member(object: object, access: access, chain: self, role: role)
     if role.sends && !isObservable && carried == nil {
       // Reported at bind time; the member still receives when it can.

@@ -9,8 +9,8 @@ import Synchronization
 class AnyChain: @unchecked Sendable {
   @usableFromInline let registry: Registry
   let id: UInt64
-  // Names the chain in its code: the member it started from.
-  let head: MemberLabel
+  // Names the chain in its code: the access of the member it started from.
+  let head: MemberAccess
   // Guarded by `lock`. Written and read in the order members were added (Docs/Semantics.md,
   // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
   // run time.
@@ -37,15 +37,19 @@ class AnyChain: @unchecked Sendable {
   // Guarded by the registry's lock: the chain is counted among its active chains.
   @exclusivity(unchecked) var isCounted = false
 
-  init(registry: Registry, id: UInt64, head: MemberLabel) {
-    self.registry = registry
+  init(registry: Registry, id: UInt64, head: MemberAccess) {
     self.id = id
     self.head = head
+    self.registry = registry
   }
 
   // Made when asked for: a code refers to its chain weakly, and a chain that kept its own code
   // would give itself a weak-reference side table.
-  final var code: ChainCode { ChainCode(id: id, head: head, chain: self) }
+  final var code: ChainCode {
+    ChainCode(
+      id: id, head: MemberLabel(keyPath: head.keyPath, storageKeyPath: head.storageKeyPath),
+      chain: self)
+  }
 
   deinit {
     let address = isolationAddress.load(ordering: .acquiring)
@@ -325,7 +329,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     set { if newValue != nil || extrasStorage != nil { extrasInUse.listChange = newValue } }
   }
 
-  init(registry: Registry, id: UInt64, head: MemberLabel, current: Value) {
+  init(registry: Registry, id: UInt64, head: MemberAccess, current: Value) {
     self.current = current
     super.init(registry: registry, id: id, head: head)
   }
