@@ -23,10 +23,10 @@ enum MemberSource {
 }
 
 // One membership: a property of an object in a chain. Not generic: what depends on the types is
-// in the thunks (`MemberThunks`), built at the call site where they were specialized.
+// in its access (`MemberAccess`), built at the call site where they were specialized.
 //
-// @unchecked Sendable: the registry (any thread) holds members. `nextInObject` is guarded by the
-// registry lock; `attached` and `pendingChanges` are atomic; `role` and the thunks are fixed
+// @unchecked Sendable: the registry (any thread) holds members. `source` is set under the
+// registry lock; `attached` and `pendingChanges` are atomic; `role` and the access are fixed
 // before the member is published; `isWriting` is touched by the thread delivering to this
 // member's object, which the caller confines, or, in an isolated chain, on its actor only, like
 // `changesOnActor` (Docs/Semantics.md, "Threading" and "Isolation").
@@ -42,7 +42,6 @@ final class Member: @unchecked Sendable {
   @usableFromInline let chain: AnyChain
   // The token in the `@Bound` property's storage, or what a tracked member observes.
   @exclusivity(unchecked) var source: MemberSource = .plain
-  @exclusivity(unchecked) var nextInObject: Member?
   // Changes of this member waiting in its chain's queue. Changed under the chain lock; read by
   // the delivering thread, which must not overwrite a member's newer, queued value. With
   // `ordinal`, one word.

@@ -153,8 +153,8 @@ extension Registry {
   private struct Tables {
     // The chains that had a member attached and were not released yet.
     var chainCount = 0
-    // The first of each object's memberships; the rest follow through `nextInObject`.
-    var objects: [ObjectIdentifier: Member] = [:]
+    // Every attached member, by its object.
+    var memberships = MembershipTable()
     // What is known of shared key paths, by identity: the runtime keeps such a key path for the
     // life of the process. As many as the key-path literals a program binds.
     var keyPaths: [ObjectIdentifier: KeyPathFacts] = [:]
@@ -176,7 +176,7 @@ extension Registry {
       let replaced = existing.flatMap { $0.chain === chain ? $0 : nil }
       let inserted = chain.insert(member, replacing: replaced)
       if case .inactive = inserted { return .chainInactive }
-      member.nextInObject = objects.updateValue(member, forKey: member.objectID)
+      memberships.insert(member)
       if let token = member.token, let other = token.currentMember, other !== member {
         // One `@Bound` storage bound under another spelling of its key path: the other
         // membership ends (Docs/Semantics.md, "Chains and members"), so that a member with a
@@ -230,66 +230,36 @@ extension Registry {
       }
     }
 
-    // The membership of `(object, keyPath)`. The caller holds `object`, so an entry for its
-    // identifier either is its own or belongs to a dead object whose address was reused.
+    // The membership of `(object, keyPath)`. The caller holds `object`, so the memberships under
+    // its identifier either are its own or belong to a dead object whose address was reused.
     mutating func membership(
       of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
     ) -> Member? {
-      var next = firstMembership(of: object, garbage: &garbage)
-      while let member = next {
-        if member.keyPath == keyPath { return member }
-        next = member.nextInObject
-      }
-      return nil
+      removeStale(of: object, garbage: &garbage)
+      return memberships.first(of: ObjectIdentifier(object)) { $0.keyPath == keyPath }
     }
 
     // The memberships of `object`.
     mutating func liveList(of object: AnyObject, garbage: inout Garbage) -> [Member] {
+      removeStale(of: object, garbage: &garbage)
       var list: [Member] = []
-      var next = firstMembership(of: object, garbage: &garbage)
-      while let member = next {
-        list.append(member)
-        next = member.nextInObject
-      }
+      memberships.forEach(of: ObjectIdentifier(object)) { list.append($0) }
       return list
     }
 
-    // The first of `object`'s memberships. A list left by a dead object at the same address is
-    // removed.
-    private mutating func firstMembership(
-      of object: AnyObject, garbage: inout Garbage
-    ) -> Member? {
-      guard let first = objects[ObjectIdentifier(object)] else { return nil }
-      guard first.object !== object else { return first }
-      var stale: Member? = first
-      while let member = stale {
-        stale = member.nextInObject
-        detach(member, garbage: &garbage)
-      }
-      return nil
+    // Removes the memberships a dead object left at `object`'s address. They are all of one
+    // object: the first lookup for a new object at that address removes the old one's.
+    private mutating func removeStale(of object: AnyObject, garbage: inout Garbage) {
+      let id = ObjectIdentifier(object)
+      guard let first = memberships.first(of: id, where: { _ in true }), first.object !== object
+      else { return }
+      var stale: [Member] = []
+      memberships.forEach(of: id) { stale.append($0) }
+      for member in stale { detach(member, garbage: &garbage) }
     }
 
     private mutating func unlink(_ member: Member) {
-      // Found once, then changed in place: one hash.
-      guard let index = objects.index(forKey: member.objectID) else { return }
-      let first = objects.values[index]
-      if first === member {
-        if let next = member.nextInObject {
-          objects.values[index] = next
-        } else {
-          objects.remove(at: index)
-        }
-      } else {
-        var previous = first
-        while let next = previous.nextInObject {
-          if next === member {
-            previous.nextInObject = member.nextInObject
-            break
-          }
-          previous = next
-        }
-      }
-      member.nextInObject = nil
+      memberships.remove(member)
     }
   }
 }

@@ -1,0 +1,86 @@
+// Every membership, found by its object's identity: a hash table of members, one slot each,
+// open addressing with linear probing. An object's memberships are the members in the run of
+// slots from its home slot to the next empty one that have its identifier. One word per slot,
+// where a dictionary of per-object lists took two per object and a link in each member
+// (Docs/Performance.md, "Memory").
+//
+// Guarded by the registry's lock. Removing a member releases the table's reference only: the
+// registry hands removed members to its garbage, released after unlocking.
+struct MembershipTable {
+  private var slots: ContiguousArray<Member?> = []
+  private(set) var count = 0
+
+  // Addresses are spread by Fibonacci hashing: no seed, nothing to hash but a word.
+  private func home(of id: ObjectIdentifier) -> Int {
+    let shift = UInt.bitWidth - slots.count.trailingZeroBitCount
+    return Int(truncatingIfNeeded: (UInt(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+  }
+
+  // Calls `body` with each member of the object `id`, or of a dead object that had its address.
+  // `body` must not change the table.
+  func forEach(of id: ObjectIdentifier, _ body: (Member) -> Void) {
+    guard !slots.isEmpty else { return }
+    let mask = slots.count - 1
+    var index = home(of: id)
+    while let member = slots[index] {
+      if member.objectID == id { body(member) }
+      index = (index + 1) & mask
+    }
+  }
+
+  // The first member of `id` that `matches`, if any.
+  func first(of id: ObjectIdentifier, where matches: (Member) -> Bool) -> Member? {
+    guard !slots.isEmpty else { return nil }
+    let mask = slots.count - 1
+    var index = home(of: id)
+    while let member = slots[index] {
+      if member.objectID == id && matches(member) { return member }
+      index = (index + 1) & mask
+    }
+    return nil
+  }
+
+  mutating func insert(_ member: Member) {
+    // At most three quarters full: runs stay short.
+    if (count + 1) * 4 > slots.count * 3 { grow() }
+    let mask = slots.count - 1
+    var index = home(of: member.objectID)
+    while slots[index] != nil { index = (index + 1) & mask }
+    slots[index] = member
+    count += 1
+  }
+
+  // Removes `member`, if the table holds it.
+  mutating func remove(_ member: Member) {
+    guard !slots.isEmpty else { return }
+    let mask = slots.count - 1
+    var hole = home(of: member.objectID)
+    while true {
+      guard let occupant = slots[hole] else { return }
+      if occupant === member { break }
+      hole = (hole + 1) & mask
+    }
+    // Backward shift: a member after the hole whose home is not between the hole and its slot
+    // moves into the hole, so that every run stays unbroken without tombstones.
+    var next = (hole + 1) & mask
+    while let moving = slots[next] {
+      let home = home(of: moving.objectID)
+      let distanceToHome = (next - home) & mask
+      let distanceToHole = (next - hole) & mask
+      if distanceToHome >= distanceToHole {
+        slots[hole] = moving
+        hole = next
+      }
+      next = (next + 1) & mask
+    }
+    slots[hole] = nil
+    count -= 1
+  }
+
+  private mutating func grow() {
+    let old = slots
+    slots = ContiguousArray(repeating: nil, count: Swift.max(8, old.count * 2))
+    count = 0
+    for case let member? in old { insert(member) }
+  }
+}
