@@ -25,6 +25,13 @@ class AnyChain: @unchecked Sendable {
   // How many of `members` are owned sinks (guarded by `lock`): a change of a chain with none
   // skips looking for them.
   @usableFromInline @exclusivity(unchecked) var ownedSinkCount: Int32 = 0
+  // Guarded by `lock`. Mirror the sizes of the filters, the keyed sinks and the queue in the
+  // extras (`ChainCore`): reading these plain integers on every change costs nothing, where
+  // asking the generic arrays makes unspecialized code fetch their types. Here, before the
+  // bytes below: no padding between them and the chain's value.
+  @usableFromInline @exclusivity(unchecked) final var filterCount: Int32 = 0
+  @usableFromInline @exclusivity(unchecked) final var sinkCount: Int32 = 0
+  @usableFromInline @exclusivity(unchecked) final var queuedCount: Int32 = 0
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   @usableFromInline let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
@@ -289,12 +296,6 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // closure-based `withLock` returning generic values would look up run-time type metadata on
   // every change.
   @usableFromInline @exclusivity(unchecked) var current: Value
-  // Mirror the sizes of the filters, the keyed sinks and the queue in the extras: reading these
-  // plain integers on every change costs nothing, where asking the generic arrays makes
-  // unspecialized code fetch their types.
-  @usableFromInline @exclusivity(unchecked) var filterCount: Int32 = 0
-  @usableFromInline @exclusivity(unchecked) var sinkCount: Int32 = 0
-  @usableFromInline @exclusivity(unchecked) var queuedCount: Int32 = 0
 
   // Chain lock held.
   @inlinable final var extras: ChainExtras<Value>? {

@@ -25,11 +25,11 @@ enum MemberSource {
 // One membership: a property of an object in a chain. Not generic: what depends on the types is
 // in its access (`MemberAccess`), built at the call site where they were specialized.
 //
-// @unchecked Sendable: the registry (any thread) holds members. `source` is set under the
-// registry lock; `attached` and `pendingChanges` are atomic; `role` and the access are fixed
-// before the member is published; `isWriting` is touched by the thread delivering to this
-// member's object, which the caller confines, or, in an isolated chain, on its actor only, like
-// `changesOnActor` (Docs/Semantics.md, "Threading" and "Isolation").
+// @unchecked Sendable: the registry (any thread) holds members. `attached` and `pendingChanges`
+// are atomic; `role`, the access and `source` are set before changes reach the member;
+// `isWriting` is touched by the thread delivering to this member's object, which the caller
+// confines, or, in an isolated chain, on its actor only, like `changesOnActor`
+// (Docs/Semantics.md, "Threading" and "Isolation").
 @usableFromInline
 final class Member: @unchecked Sendable {
   // Never retains the member's object (Docs/Semantics.md, "Lifetime"). Like every field below
