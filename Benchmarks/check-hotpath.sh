@@ -5,6 +5,8 @@
 #  2. No instruction regression: the callgrind instructions per operation of the main modes,
 #     measured as profile.sh does, are at most 10 % (or 3 instructions, whichever is more) above
 #     Benchmarks/hotpath-baseline.txt.
+#  3. Memory: a live two-member chain keeps at most 400 bytes (memcheck, `memory` with 1 000 and
+#     2 000 chains, less the two objects and the test's arrays; Docs/Performance.md, "Memory").
 # Every check prints one line; the script exits 1 at the end if any failed. Without valgrind it
 # prints so and exits 0.
 #
@@ -109,6 +111,18 @@ for mode in "${instruction_modes[@]}"; do
     echo "$mode: $count instructions/op (baseline $reference, $change %)"
   fi
 done
+
+echo "== memory kept per live two-member chain (memcheck, 1 000 and 2 000 chains; 400 bytes at most)"
+read -r bytes1 _ <<<"$(hotpath_reachable 1000)"
+read -r bytes2 _ <<<"$(hotpath_reachable 2000)"
+# The mode's two objects (56 bytes) and its arrays of them (24) are the test's, not the chain's.
+kept=$(((bytes2 - bytes1) / 1000 - 80))
+if [ "$kept" -le 400 ]; then
+  echo "memory: $kept bytes kept per chain"
+else
+  echo "memory: $kept bytes kept per chain: FAILED"
+  failures+=("a chain keeps $kept bytes, more than 400")
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "check-hotpath: ${#failures[@]} failed:" >&2
