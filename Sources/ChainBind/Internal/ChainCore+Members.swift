@@ -176,13 +176,15 @@ extension ChainCore {
     if let previous, previous.role.sends, case .property = source {
       carried = carriedEvents(of: previous, on: object)
     }
-    var made = prepared
-    if made == nil {
+    let made: (access: MemberAccess, sharing: MemberAccessKey?)
+    if let prepared {
+      made = prepared
+    } else {
       made = Self.access(
         keyPath, storage: probe?.storageKeyPath, thunks: thunks, previous: previous,
         carried: carried != nil, shared: shared)
     }
-    guard let (access, sharing) = made else { return }
+    let (access, sharing) = made
     let member = Member(object: object, access: access, chain: self, role: role)
     if role.sends && !isObservable && carried == nil {
       // Reported at bind time; the member still receives when it can.

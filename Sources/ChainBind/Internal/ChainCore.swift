@@ -547,7 +547,20 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     queue = nil
     queuedCount = 0
     lock.unlock()
-    isolation.enqueue(from: nil, in: self) { self.resumeDelivery(handed) }
+    if !isolation.enqueue(from: nil, in: self, { self.resumeDelivery(handed) }) {
+      endAbandonedDelivery(handed)
+    }
+  }
+
+  // The actor the delivery was handed to is gone, and the chain with it: nothing will resume the
+  // delivery, so it ends here, and the members that left meanwhile go.
+  private func endAbandonedDelivery(_ handed: ContiguousArray<PendingChange<Value>>) {
+    for pending in handed { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
+    lock.lock()
+    isDelivering = false
+    let retired = takeRetired()
+    lock.unlock()
+    withExtendedLifetime(retired) {}
   }
 
   // On the chain's actor: delivers changes handed over by another thread, which left the chain

@@ -113,9 +113,10 @@ final class ChainIsolation: @unchecked Sendable {
 
   // Queues a change `origin` made off the actor, or other work for the actor, in `chain` (the
   // chain that owns this isolation); the first one of a batch schedules the job that delivers
-  // them.
+  // them. Returns false when the actor is gone: the job was dropped, and the chain released.
   @usableFromInline
-  func enqueue(from origin: Member?, in chain: AnyChain, _ job: @escaping () -> Void) {
+  @discardableResult
+  func enqueue(from origin: Member?, in chain: AnyChain, _ job: @escaping () -> Void) -> Bool {
     origin?.pendingChanges.add(1, ordering: .relaxed)
     let schedule = state.withLock { state -> Bool in
       state.jobs.append(Job(origin: origin, run: job))
@@ -123,7 +124,8 @@ final class ChainIsolation: @unchecked Sendable {
       defer { state.isScheduled = true }
       return !state.isScheduled
     }
-    guard schedule else { return }
+    // A batch already scheduled runs: its task holds the actor.
+    guard schedule else { return true }
     if isMain {
       Task { @MainActor in self.drain() }
     } else if let actor {
@@ -132,7 +134,9 @@ final class ChainIsolation: @unchecked Sendable {
       // The actor is gone, and with it what it isolated: the chain goes too.
       dropQueue()
       chain.registry.release(chain)
+      return false
     }
+    return true
   }
 
   // Queues the change a `@Bound` member made off its chain's actor, with its value. Out of line:

@@ -1,8 +1,9 @@
 // How a member reaches its property: the key path, and the closures built for it where the
 // member was added (`MemberThunks`). Members added at one call site share one when that site's
-// closures capture nothing but its key-path literal, which the runtime keeps for the life of the
-// process (`Registry.lookUp`): a member then holds one reference instead of two closures
-// and a key path (Docs/Performance.md, "Memory").
+// closures capture nothing but its key path, one object however often it is formed (a literal,
+// or a key path in a variable; `Registry.lookUp`): a member then holds one reference instead of
+// two closures and a key path (Docs/Performance.md, "Memory"). The registry forgets an access
+// no member uses when its facts are swept.
 //
 // @unchecked Sendable: immutable; the closures run only where their member is written or sends.
 @usableFromInline

@@ -22,8 +22,9 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @usableFromInline let read: (Object) -> Target
 
   // Whether the key path is one object however often it is formed: a literal without subscript
-  // arguments, which the runtime makes once and keeps. The registry may then remember facts
-  // about it by its identity, without retaining it or hashing it (ChainCore+Members.swift).
+  // arguments, which the runtime makes once and keeps, or a key path passed in a variable. The
+  // registry may then remember facts about it by its identity, holding it, without hashing it
+  // (`KeyPathFacts`, swept of those nothing else uses).
   @usableFromInline let isSharedKeyPath: Bool
   // How the closures were built, when nothing of the caller's went into them: with a shared key
   // path, every member added at this call site can share them (`MemberAccess`).

@@ -65,8 +65,8 @@ final class Registry: Sendable {
   // Notes that reading the shared key path `keyPath` from an object of exactly its root type
   // touched no @Bound property.
   func notePlainProperty(_ keyPath: AnyKeyPath) {
-    tables.withLock {
-      $0.keyPaths[ObjectIdentifier(keyPath), default: KeyPathFacts()].isPlain = true
+    withGarbage(pruningTouched: false) { tables, garbage in
+      tables.note(keyPath, garbage: &garbage) { $0.isPlain = true }
     }
   }
 
@@ -88,7 +88,7 @@ final class Registry: Sendable {
     withGarbage(pruningTouched: true) { tables, garbage in
       let outcome = tables.attach(member, object: object, garbage: &garbage)
       if let key, case .attached = outcome {
-        tables.keyPaths[key.keyPath, default: KeyPathFacts()].share(member.access, as: key)
+        tables.note(member.access.keyPath, garbage: &garbage) { $0.share(member.access, as: key) }
       }
       return outcome
     }
@@ -155,9 +155,32 @@ extension Registry {
     var chainCount = 0
     // Every attached member, by its object.
     var memberships = MembershipTable()
-    // What is known of shared key paths, by identity: the runtime keeps such a key path for the
-    // life of the process. As many as the key-path literals a program binds.
+    // What is known of shared key paths (`MemberThunks.isSharedKeyPath`), by identity. A key-path
+    // literal the runtime keeps; one made at run time and passed in a variable is shared too, so
+    // the facts are swept when they grow: those nothing else uses any more go.
     var keyPaths: [ObjectIdentifier: KeyPathFacts] = [:]
+    private var sweepAt = 64
+
+    // Updates the facts of `keyPath`, noted first if they are new.
+    mutating func note(
+      _ keyPath: AnyKeyPath, garbage: inout Garbage, _ update: (inout KeyPathFacts) -> Void
+    ) {
+      let id = ObjectIdentifier(keyPath)
+      if keyPaths[id] == nil && keyPaths.count >= sweepAt { sweepKeyPaths(garbage: &garbage) }
+      update(&keyPaths[id, default: KeyPathFacts(keyPath)])
+    }
+
+    // Forgets the facts no member and no caller uses: amortized over the entries noted since the
+    // last sweep, as many again as it kept.
+    private mutating func sweepKeyPaths(garbage: inout Garbage) {
+      // Each entry checked in place: iterating the dictionary meanwhile would copy it, and the
+      // copy's references would make nothing look idle.
+      for id in Array(keyPaths.keys) where keyPaths[id]?.isIdle() == true {
+        // Released after unlocking: a key path's subscript arguments are the caller's values.
+        if let facts = keyPaths.removeValue(forKey: id) { garbage.release(facts) }
+      }
+      sweepAt = Swift.max(64, keyPaths.count * 2)
+    }
 
     mutating func attach(
       _ member: Member, object: AnyObject, garbage: inout Garbage
@@ -301,13 +324,28 @@ struct Garbage {
 
 // What the registry knows of one shared key path (`MemberThunks.isSharedKeyPath`).
 struct KeyPathFacts {
+  // Held, so that its address names no other key path while the facts are kept.
+  private var keyPath: AnyKeyPath
   // Its read touched no @Bound property, on an object of exactly its root type.
   var isPlain = false
   // The accesses members added through it share (MemberAccess.swift): one per chain type and
   // recipe, most often one.
   private var shared: [(key: MemberAccessKey, access: MemberAccess)] = []
 
+  init(_ keyPath: AnyKeyPath) { self.keyPath = keyPath }
+
   var sharedCount: Int { shared.count }
+
+  // Whether only the registry uses these facts: no member holds a shared access (nor a binding
+  // about to), and, without one, nothing else holds the key path (the runtime holds a literal).
+  // Registry lock held, which every binding takes to find a shared access.
+  mutating func isIdle() -> Bool {
+    guard !shared.isEmpty else { return isKnownUniquelyReferenced(&keyPath) }
+    for index in shared.indices where !isKnownUniquelyReferenced(&shared[index].access) {
+      return false
+    }
+    return true
+  }
 
   func access(for key: MemberAccessKey) -> MemberAccess? {
     shared.first { $0.key == key }?.access
