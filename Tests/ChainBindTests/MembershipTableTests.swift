@@ -44,6 +44,25 @@ struct MembershipTableTests {
     }
   }
 
+  @Test("the table grows with its members, and shrinks when most have gone")
+  func growsAndShrinks() {
+    let owners = (0..<1_000).map { _ in Owner() }
+    let access = MemberAccess(keyPath: \Owner.self, storageKeyPath: nil, write: nil, send: nil)
+    let chain = AnyChain(registry: Registry(), id: 1, head: access)
+    var table = MembershipTable()
+    let members = owners.map { Member(object: $0, access: access, chain: chain, role: .out) }
+    for member in members { table.insert(member) }
+    #expect(table.capacity == 2_048)
+    for member in members.dropFirst(10) { table.remove(member) }
+    #expect(table.count == 10)
+    #expect(table.capacity == 64)
+    for (owner, member) in zip(owners, members).prefix(10) {
+      var found: [Member] = []
+      table.forEach(of: ObjectIdentifier(owner)) { found.append($0) }
+      #expect(found.count == 1 && found.first === member)
+    }
+  }
+
   @Test("removing a member it does not hold changes nothing")
   func removeAbsent() {
     let owner = Owner()

@@ -40,9 +40,12 @@ struct MembershipTable {
     return nil
   }
 
+  // Slots, full or not.
+  var capacity: Int { slots.count }
+
   mutating func insert(_ member: Member) {
     // At most three quarters full: runs stay short.
-    if (count + 1) * 4 > slots.count * 3 { grow() }
+    if (count + 1) * 4 > slots.count * 3 { resize(to: Swift.max(8, slots.count * 2)) }
     let mask = slots.count - 1
     var index = home(of: member.objectID)
     while slots[index] != nil { index = (index + 1) & mask }
@@ -75,11 +78,14 @@ struct MembershipTable {
     }
     slots[hole] = nil
     count -= 1
+    // An eighth full at most: half the slots go, so that a burst of bindings does not keep its
+    // table (and a table just grown is a quarter full at least: no thrashing).
+    if slots.count > 64 && count * 8 < slots.count { resize(to: slots.count / 2) }
   }
 
-  private mutating func grow() {
+  private mutating func resize(to capacity: Int) {
     let old = slots
-    slots = ContiguousArray(repeating: nil, count: Swift.max(8, old.count * 2))
+    slots = ContiguousArray(repeating: nil, count: capacity)
     count = 0
     for case let member? in old { insert(member) }
   }
