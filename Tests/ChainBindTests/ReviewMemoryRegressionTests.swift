@@ -23,6 +23,19 @@ private final class ChainBox: @unchecked Sendable {
   var chain: Chain<Int>?
 }
 
+private final class Document: Hashable {
+  static func == (lhs: Document, rhs: Document) -> Bool { lhs === rhs }
+  func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+private final class Sheet {
+  var values: [ObjectIdentifier: Int] = [:]
+  subscript(document: Document) -> Int {
+    get { values[ObjectIdentifier(document)] ?? 0 }
+    set { values[ObjectIdentifier(document)] = newValue }
+  }
+}
+
 private final class Row {
   var cells = [0, 0, 0, 0]
   subscript(index: Int) -> Int {
@@ -80,7 +93,8 @@ struct ReviewMemoryRegressionTests {
 
   // A key path made at run time and passed in a variable is one object however often the
   // member-adding function reads it: its members share an access, which must not outlive them
-  // for good, nor keep the key path (and its subscript arguments) alive.
+  // for good, nor keep the key path (and its subscript arguments) alive. The registry keeps the
+  // most recent idle accesses only (`Registry.idleAccessLimit`).
   @Test("shared accesses of key paths made at run time are forgotten once unused")
   func runTimeKeyPathsForgotten() {
     let registry = ScopedRegistry()
@@ -96,9 +110,51 @@ struct ReviewMemoryRegressionTests {
         Bind.inout(model, \.int).out(row, subscripted).out(row, appended).unbind()
       }
     }
-    // Swept as they grow: at most as many again as the last sweep kept, and 64.
-    #expect(registry.sharedAccessCount <= 130)
+    #expect(registry.sharedAccessCount <= Registry.idleAccessLimit)
     #expect(firstKeyPath == nil)
+  }
+
+  // A key path's subscript arguments are the caller's values: once no member uses the key path,
+  // the registry keeps it only among the most recent idle ones, not until some later event that
+  // may never come.
+  @Test("a subscript argument of a shared key path is freed once newer idle ones replace it")
+  func subscriptArgumentFreed() {
+    let registry = ScopedRegistry()
+    let model = Model()
+    let sheet = Sheet()
+    weak var weakDocument: Document?
+    registry.withScope {
+      let document = Document()
+      weakDocument = document
+      let keyPath: ReferenceWritableKeyPath<Sheet, Int> = \Sheet.[document]
+      let chain = Bind.inout(model, \.int).out(sheet, keyPath)
+      model.int = 4
+      #expect(sheet.values[ObjectIdentifier(document)] == 4)
+      chain.unbind()
+    }
+    registry.withScope {
+      for _ in 0..<Registry.idleAccessLimit {
+        let other: ReferenceWritableKeyPath<Sheet, Int> = \Sheet.[Document()]
+        Bind.inout(model, \.int).out(sheet, other).unbind()
+      }
+    }
+    #expect(weakDocument == nil)
+    #expect(registry.sharedAccessCount <= Registry.idleAccessLimit)
+  }
+
+  @Test("an access idle and used again stays shared")
+  func idleAccessReused() {
+    let registry = ScopedRegistry()
+    let model = Model()
+    let plains = (0..<3).map { _ in Plain() }
+    registry.withScope {
+      for plain in plains { Bind.inout(model, \.int).out(plain, \.int).unbind() }
+      let chain = Bind.inout(model, \.int).out(plains[0], \.int)
+      #expect(registry.sharedAccessCount == 2)
+      model.int = 9
+      #expect(plains[0].int == 9)
+      chain.unbind()
+    }
   }
 }
 

@@ -92,18 +92,19 @@ extension ChainCore {
     // "Join and move"). Still attached after the pruning, or not used.
     let previous = existing.flatMap { $0.chain === self && $0.isAttached ? $0 : nil }
     var probe: BoundProbe?
+    var foundPlain = false
     if case .property = source {
       // A sending member added again keeps sending: probe for what it observes.
       let sends = role.sends || previous?.role.sends == true
       if sends || !isPlain {
         let found = BoundProbe.read(object, keyPath, through: thunks.read, sends: sends).probe
-        if !sends && mayBePlain && found.touchedNothing { registry.notePlainProperty(keyPath) }
+        foundPlain = !sends && mayBePlain && found.touchedNothing
         probe = found
       }
     }
     attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,
-      thunks: thunks, shared: (lookup.access, key), isHead: false)
+      thunks: thunks, shared: (lookup.access, key), foundPlain: foundPlain, isHead: false)
   }
 
   // A new member's access (MemberAccess.swift), and the key it is to be shared under, when it is
@@ -160,7 +161,8 @@ extension ChainCore {
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
     probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
     shared: (access: MemberAccess?, key: MemberAccessKey?) = (nil, nil),
-    access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil, isHead: Bool
+    access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil,
+    foundPlain: Bool = false, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -196,7 +198,7 @@ extension ChainCore {
     if let previous { member.role = member.role.united(with: previous.role) }
     // The registry links the token to the member once the member is attached, under its lock.
     if let probe, probe.installed { member.token = probe.memberToken }
-    switch registry.attach(member, object: object, sharing: sharing) {
+    switch registry.attach(member, object: object, sharing: sharing, isPlain: foundPlain) {
     case .attached: break
     case .chainInactive:
       // Released meanwhile, by another thread: nothing is added, and the property keeps the

@@ -117,26 +117,44 @@ final class ChainIsolation: @unchecked Sendable {
   @usableFromInline
   @discardableResult
   func enqueue(from origin: Member?, in chain: AnyChain, _ job: @escaping () -> Void) -> Bool {
-    origin?.pendingChanges.add(1, ordering: .relaxed)
-    let schedule = state.withLock { state -> Bool in
+    // The actor is loaded under the lock that marks a batch scheduled: the task that drains a
+    // scheduled batch holds its actor, so a job queued behind it always runs.
+    let outcome = state.withLock { state -> Scheduling in
+      var actor: (any Actor)?
+      if !state.isScheduled && !isMain {
+        actor = self.actor
+        if actor == nil { return .actorGone }
+      }
+      origin?.pendingChanges.add(1, ordering: .relaxed)
       state.jobs.append(Job(origin: origin, run: job))
       queued.add(1, ordering: .releasing)
-      defer { state.isScheduled = true }
-      return !state.isScheduled
+      if state.isScheduled { return .queued }
+      state.isScheduled = true
+      return .schedule(actor)
     }
-    // A batch already scheduled runs: its task holds the actor.
-    guard schedule else { return true }
-    if isMain {
-      Task { @MainActor in self.drain() }
-    } else if let actor {
+    switch outcome {
+    case .queued:
+      return true
+    case .schedule(let actor?):
       Task { await Self.drain(self, on: actor) }
-    } else {
+      return true
+    case .schedule(nil):
+      Task { @MainActor in self.drain() }
+      return true
+    case .actorGone:
       // The actor is gone, and with it what it isolated: the chain goes too.
       dropQueue()
       chain.registry.release(chain)
       return false
     }
-    return true
+  }
+
+  private enum Scheduling {
+    case queued
+    // The first job of a batch: drain on this actor (nil: the main actor).
+    case schedule((any Actor)?)
+    // Not queued.
+    case actorGone
   }
 
   // Queues the change a `@Bound` member made off its chain's actor, with its value. Out of line:

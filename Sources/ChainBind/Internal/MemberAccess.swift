@@ -2,10 +2,11 @@
 // member was added (`MemberThunks`). Members added at one call site share one when that site's
 // closures capture nothing but its key path, one object however often it is formed (a literal,
 // or a key path in a variable; `Registry.lookUp`): a member then holds one reference instead of
-// two closures and a key path (Docs/Performance.md, "Memory"). The registry forgets an access
-// no member uses when its facts are swept.
+// two closures and a key path (Docs/Performance.md, "Memory"). The registry keeps a shared
+// access while an attached member uses it, and the most recent idle ones for a while.
 //
-// @unchecked Sendable: immutable; the closures run only where their member is written or sends.
+// @unchecked Sendable: immutable but for the registry's two fields, guarded by its lock; the
+// closures run only where their member is written or sends.
 @usableFromInline
 final class MemberAccess: @unchecked Sendable {
   // The property's identity, for join, move and unbind; the closures capture their own copy.
@@ -16,6 +17,11 @@ final class MemberAccess: @unchecked Sendable {
   @usableFromInline let write: WriteThunk?
   // Converts the property's value and sends it; nil when the member cannot send.
   @usableFromInline let send: SendThunk?
+  // Guarded by the registry's lock: whether this is the access its key shares, how many attached
+  // members use it, and whether it is among the idle ones the registry keeps for a while.
+  @exclusivity(unchecked) var isShared = false
+  @exclusivity(unchecked) var attachedMembers = 0
+  @exclusivity(unchecked) var isIdle = false
 
   init(keyPath: AnyKeyPath, storageKeyPath: AnyKeyPath?, write: WriteThunk?, send: SendThunk?) {
     self.keyPath = keyPath

@@ -23,8 +23,8 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
 
   // Whether the key path is one object however often it is formed: a literal without subscript
   // arguments, which the runtime makes once and keeps, or a key path passed in a variable. The
-  // registry may then remember facts about it by its identity, holding it, without hashing it
-  // (`KeyPathFacts`, swept of those nothing else uses).
+  // registry may then remember facts about it by its identity, without hashing it, while a
+  // shared access holds it (`KeyPathFacts`).
   @usableFromInline let isSharedKeyPath: Bool
   // How the closures were built, when nothing of the caller's went into them: with a shared key
   // path, every member added at this call site can share them (`MemberAccess`).

@@ -54,7 +54,7 @@ final class Registry: Sendable {
     withGarbage(pruningTouched: false) { tables, garbage in
       var lookup = Lookup(
         member: tables.membership(of: object, keyPath: keyPath, garbage: &garbage))
-      if askingIfPlain || key != nil, let facts = tables.keyPaths[ObjectIdentifier(keyPath)] {
+      if askingIfPlain || key != nil, let facts = tables.facts(of: keyPath) {
         lookup.isPlain = askingIfPlain && facts.isPlain
         lookup.access = key.flatMap { facts.access(for: $0) }
       }
@@ -62,13 +62,9 @@ final class Registry: Sendable {
     }
   }
 
-  // Notes that reading the shared key path `keyPath` from an object of exactly its root type
-  // touched no @Bound property.
-  func notePlainProperty(_ keyPath: AnyKeyPath) {
-    withGarbage(pruningTouched: false) { tables, garbage in
-      tables.note(keyPath, garbage: &garbage) { $0.isPlain = true }
-    }
-  }
+  // How many shared accesses no attached member uses are kept for the next member of their call
+  // site, at most.
+  static let idleAccessLimit = 32
 
   enum AttachOutcome {
     case attached
@@ -82,15 +78,13 @@ final class Registry: Sendable {
   // Makes `member` a member of its chain, moving `(object, keyPath)` out of any other chain or
   // replacing it in place in the same chain. Counts the chain when it is new. With `key`, the
   // member's access becomes the one members of that key share, unless one already is.
-  func attach(_ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil)
-    -> AttachOutcome
-  {
+  // `isPlain`: reading the member's key path, shared, from an object of exactly its root type
+  // touched no @Bound property; noted with the access it shares.
+  func attach(
+    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false
+  ) -> AttachOutcome {
     withGarbage(pruningTouched: true) { tables, garbage in
-      let outcome = tables.attach(member, object: object, garbage: &garbage)
-      if let key, case .attached = outcome {
-        tables.note(member.access.keyPath, garbage: &garbage) { $0.share(member.access, as: key) }
-      }
-      return outcome
+      tables.attach(member, object: object, sharing: key, isPlain: isPlain, garbage: &garbage)
     }
   }
 
@@ -155,43 +149,67 @@ extension Registry {
     var chainCount = 0
     // Every attached member, by its object.
     var memberships = MembershipTable()
-    // What is known of shared key paths (`MemberThunks.isSharedKeyPath`), by identity. A key-path
-    // literal the runtime keeps; one made at run time and passed in a variable is shared too, so
-    // the facts are swept when they grow: those nothing else uses any more go.
+    // What is known of shared key paths (`MemberThunks.isSharedKeyPath`), by identity: a literal
+    // without subscript arguments, which the runtime keeps, or a key path passed in a variable.
+    // An entry lives while one of its shared accesses does, and they hold the key path: its
+    // address names no other meanwhile.
     var keyPaths: [ObjectIdentifier: KeyPathFacts] = [:]
-    private var sweepAt = 64
+    // Shared accesses that no attached member used when their last one ended, oldest first: kept
+    // for the next member of their call site, up to `Registry.idleAccessLimit`, so that a key
+    // path made at run time (and its subscript arguments) is not kept for good.
+    private var idle: ContiguousArray<MemberAccess> = []
 
-    // Updates the facts of `keyPath`, noted first if they are new.
-    mutating func note(
-      _ keyPath: AnyKeyPath, garbage: inout Garbage, _ update: (inout KeyPathFacts) -> Void
-    ) {
-      let id = ObjectIdentifier(keyPath)
-      if keyPaths[id] == nil && keyPaths.count >= sweepAt { sweepKeyPaths(garbage: &garbage) }
-      update(&keyPaths[id, default: KeyPathFacts(keyPath)])
+    // The facts of `keyPath`, if any.
+    func facts(of keyPath: AnyKeyPath) -> KeyPathFacts? {
+      keyPaths[ObjectIdentifier(keyPath)]
     }
 
-    // Forgets the facts no member and no caller uses: amortized over the entries noted since the
-    // last sweep, as many again as it kept.
-    private mutating func sweepKeyPaths(garbage: inout Garbage) {
-      // Each entry checked in place: iterating the dictionary meanwhile would copy it, and the
-      // copy's references would make nothing look idle.
-      for id in Array(keyPaths.keys) where keyPaths[id]?.isIdle() == true {
-        // Released after unlocking: a key path's subscript arguments are the caller's values.
-        if let facts = keyPaths.removeValue(forKey: id) { garbage.release(facts) }
+    // Makes `access` the one members of `key` share, unless one already is.
+    private mutating func share(_ access: MemberAccess, as key: MemberAccessKey) {
+      if let facts = keyPaths[key.keyPath] {
+        facts.share(access, as: key)
+      } else {
+        let facts = KeyPathFacts()
+        facts.share(access, as: key)
+        keyPaths[key.keyPath] = facts
       }
-      sweepAt = Swift.max(64, keyPaths.count * 2)
+    }
+
+    // A member that used the shared access of its key ends. The access stays shared while it is
+    // among the most recent idle ones.
+    private mutating func memberEnded(_ member: Member, garbage: inout Garbage) {
+      let access = member.access
+      guard access.isShared else { return }
+      access.attachedMembers -= 1
+      guard access.attachedMembers == 0, !access.isIdle else { return }
+      access.isIdle = true
+      idle.append(access)
+      if idle.count > Registry.idleAccessLimit { evictOldestIdle(garbage: &garbage) }
+    }
+
+    // Ends the sharing of the oldest idle access, unless a member uses it again; the facts of
+    // its key path go with their last access. Released after unlocking: a key path's subscript
+    // arguments are the caller's values.
+    private mutating func evictOldestIdle(garbage: inout Garbage) {
+      let access = idle.removeFirst()
+      access.isIdle = false
+      let id = ObjectIdentifier(access.keyPath)
+      guard access.attachedMembers == 0, access.isShared, let facts = keyPaths[id] else { return }
+      facts.unshare(access)
+      garbage.release(access)
+      if facts.sharedCount == 0 { keyPaths[id] = nil }
     }
 
     mutating func attach(
-      _ member: Member, object: AnyObject, garbage: inout Garbage
+      _ member: Member, object: AnyObject, sharing key: MemberAccessKey?, isPlain: Bool,
+      garbage: inout Garbage
     ) -> AttachOutcome {
       let chain = member.chain
       guard chain.isActive else { return .chainInactive }
       let existing = membership(of: object, keyPath: member.keyPath, garbage: &garbage)
       if let existing {
         unlink(existing)
-        existing.markDetached()
-        garbage.release(existing)
+        end(existing, garbage: &garbage)
         if existing.chain !== chain {
           removeFromChain(existing, garbage: &garbage)
         }
@@ -200,6 +218,11 @@ extension Registry {
       let inserted = chain.insert(member, replacing: replaced)
       if case .inactive = inserted { return .chainInactive }
       memberships.insert(member)
+      if let key { share(member.access, as: key) }
+      if member.access.isShared {
+        member.access.attachedMembers += 1
+        if isPlain { keyPaths[ObjectIdentifier(member.keyPath)]?.isPlain = true }
+      }
       if let token = member.token, let other = token.currentMember, other !== member {
         // One `@Bound` storage bound under another spelling of its key path: the other
         // membership ends (Docs/Semantics.md, "Chains and members"), so that a member with a
@@ -223,9 +246,16 @@ extension Registry {
     mutating func detach(_ member: Member, garbage: inout Garbage) {
       guard member.isAttached else { return }
       unlink(member)
+      end(member, garbage: &garbage)
+      removeFromChain(member, garbage: &garbage)
+    }
+
+    // A membership ends: unlinked from its token and its observed properties, and released by
+    // the caller after unlocking.
+    private mutating func end(_ member: Member, garbage: inout Garbage) {
       member.markDetached()
       garbage.release(member)
-      removeFromChain(member, garbage: &garbage)
+      memberEnded(member, garbage: &garbage)
     }
 
     // A chain whose last sending member left is released (Docs/Semantics.md, "Lifetime").
@@ -248,8 +278,7 @@ extension Registry {
       if let userState { garbage.release(userState) }
       for member in members where member.isAttached {
         unlink(member)
-        member.markDetached()
-        garbage.release(member)
+        end(member, garbage: &garbage)
       }
     }
 
@@ -322,36 +351,30 @@ struct Garbage {
   }
 }
 
-// What the registry knows of one shared key path (`MemberThunks.isSharedKeyPath`).
-struct KeyPathFacts {
-  // Held, so that its address names no other key path while the facts are kept.
-  private var keyPath: AnyKeyPath
+// What the registry knows of one shared key path (`MemberThunks.isSharedKeyPath`), while one of
+// its accesses is shared. A class: the registry updates it in place. Guarded by the registry's
+// lock.
+final class KeyPathFacts {
   // Its read touched no @Bound property, on an object of exactly its root type.
-  var isPlain = false
+  @exclusivity(unchecked) var isPlain = false
   // The accesses members added through it share (MemberAccess.swift): one per chain type and
   // recipe, most often one.
-  private var shared: [(key: MemberAccessKey, access: MemberAccess)] = []
-
-  init(_ keyPath: AnyKeyPath) { self.keyPath = keyPath }
+  @exclusivity(unchecked) private var shared: [(key: MemberAccessKey, access: MemberAccess)] = []
 
   var sharedCount: Int { shared.count }
-
-  // Whether only the registry uses these facts: no member holds a shared access (nor a binding
-  // about to), and, without one, nothing else holds the key path (the runtime holds a literal).
-  // Registry lock held, which every binding takes to find a shared access.
-  mutating func isIdle() -> Bool {
-    guard !shared.isEmpty else { return isKnownUniquelyReferenced(&keyPath) }
-    for index in shared.indices where !isKnownUniquelyReferenced(&shared[index].access) {
-      return false
-    }
-    return true
-  }
 
   func access(for key: MemberAccessKey) -> MemberAccess? {
     shared.first { $0.key == key }?.access
   }
 
-  mutating func share(_ access: MemberAccess, as key: MemberAccessKey) {
-    if self.access(for: key) == nil { shared.append((key, access)) }
+  func share(_ access: MemberAccess, as key: MemberAccessKey) {
+    guard self.access(for: key) == nil else { return }
+    shared.append((key, access))
+    access.isShared = true
+  }
+
+  func unshare(_ access: MemberAccess) {
+    shared.removeAll { $0.access === access }
+    access.isShared = false
   }
 }
