@@ -28,7 +28,9 @@ public final class ScopedRegistry: Sendable {
   /// - Returns: What `body` returns.
   /// - Throws: What `body` throws.
   public func withScope<Result>(_ body: () throws -> Result) rethrows -> Result {
-    try Registry.$scoped.withValue(registry, operation: body)
+    Registry.openScopes.add(1, ordering: .relaxed)
+    defer { Registry.openScopes.subtract(1, ordering: .relaxed) }
+    return try Registry.$scoped.withValue(registry, operation: body)
   }
 }
 

@@ -15,7 +15,13 @@ final class Registry: Sendable {
   // tests run in parallel. Read only when binding, never on the hot path.
   @TaskLocal static var scoped: Registry?
 
-  static var current: Registry { scoped ?? shared }
+  // How many scopes are open: with none (outside ChainBind's tests), binding skips the
+  // task-local read.
+  static let openScopes = Atomic<Int>(0)
+
+  static var current: Registry {
+    openScopes.load(ordering: .relaxed) == 0 ? shared : scoped ?? shared
+  }
 
   private let tables = Locked(Tables())
 
