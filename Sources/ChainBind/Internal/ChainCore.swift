@@ -196,9 +196,9 @@ class AnyChain: @unchecked Sendable {
   }
 
   // Registry lock held. Empties the chain; the caller releases what it returns after unlocking.
-  func takeEverything() -> (members: ContiguousArray<Member>, userState: Any?) {
+  func takeEverything() -> (members: MemberList, userState: Any?) {
     lock.run {
-      let taken = members.array
+      let taken = members
       if isDelivering {
         for member in taken { retireIfDelivering(member) }
       }
@@ -229,8 +229,8 @@ class AnyChain: @unchecked Sendable {
     return extras.retired
   }
 
-  func snapshotMembers() -> ContiguousArray<Member> {
-    lock.run { members.array }
+  func snapshotMembers() -> MemberList {
+    lock.run { members }
   }
 
   func setErrorHandler(_ handler: @escaping (BindingError) -> Void) {

@@ -102,7 +102,4 @@ struct MemberList: RandomAccessCollection {
       }
     }
   }
-
-  // The members as an array, for the callers that take them out of the chain.
-  var array: ContiguousArray<Member> { ContiguousArray(self) }
 }
