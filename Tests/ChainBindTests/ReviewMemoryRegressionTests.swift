@@ -142,6 +142,30 @@ struct ReviewMemoryRegressionTests {
     #expect(registry.sharedAccessCount <= Registry.idleAccessLimit)
   }
 
+  // The idle accesses kept are the most recently used: one used again goes to the back, and the
+  // least recently used one goes first.
+  @Test("the least recently used idle access goes first")
+  func leastRecentlyUsedGoesFirst() {
+    let registry = ScopedRegistry()
+    let sheet = Sheet()
+    let documents = (0...Registry.idleAccessLimit).map { _ in Document() }
+    let keyPaths: [ReferenceWritableKeyPath<Sheet, Int>] = documents.map { \Sheet.[$0] }
+    registry.withScope {
+      let model = Model()
+      let head = Bind.inout(model, \.int)
+      func bindOnce(_ index: Int) -> MemberAccess? {
+        head.out(sheet, keyPaths[index])
+        defer { Bind.unbind(sheet, keyPaths[index]) }
+        return head.core.snapshotMembers().last?.access
+      }
+      let first = bindOnce(0)
+      for index in 1..<Registry.idleAccessLimit { _ = bindOnce(index) }
+      #expect(bindOnce(0) === first)
+      _ = bindOnce(Registry.idleAccessLimit)
+      #expect(bindOnce(0) === first)
+    }
+  }
+
   @Test("an access idle and used again stays shared")
   func idleAccessReused() {
     let registry = ScopedRegistry()

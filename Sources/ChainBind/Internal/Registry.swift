@@ -160,10 +160,13 @@ extension Registry {
     // An entry lives while one of its shared accesses does, and they hold the key path: its
     // address names no other meanwhile.
     var keyPaths: [ObjectIdentifier: KeyPathFacts] = [:]
-    // Shared accesses that no attached member used when their last one ended, oldest first: kept
-    // for the next member of their call site, up to `Registry.idleAccessLimit`, so that a key
-    // path made at run time (and its subscript arguments) is not kept for good.
-    private var idle: ContiguousArray<MemberAccess> = []
+    // Shared accesses no attached member uses, the least recently used first, linked through
+    // the accesses: kept for the next member of their call site, up to
+    // `Registry.idleAccessLimit`, so that a key path made at run time (and its subscript
+    // arguments) is not kept for good. Unowned: the facts of their key path hold them.
+    private unowned(unsafe) var idleFirst: MemberAccess?
+    private unowned(unsafe) var idleLast: MemberAccess?
+    private var idleCount = 0
 
     // The facts of `keyPath`, if any.
     func facts(of keyPath: AnyKeyPath) -> KeyPathFacts? {
@@ -182,28 +185,43 @@ extension Registry {
     }
 
     // A member that used the shared access of its key ends. The access stays shared while it is
-    // among the most recent idle ones.
+    // among the most recently used idle ones.
     private mutating func memberEnded(_ member: Member, garbage: inout Garbage) {
       let access = member.access
       guard access.isShared else { return }
       access.attachedMembers -= 1
-      guard access.attachedMembers == 0, !access.isIdle else { return }
+      guard access.attachedMembers == 0 else { return }
+      // Last in the list of idle ones.
       access.isIdle = true
-      idle.append(access)
-      if idle.count > Registry.idleAccessLimit { evictOldestIdle(garbage: &garbage) }
+      access.idlePrevious = idleLast
+      if let last = idleLast { last.idleNext = access } else { idleFirst = access }
+      idleLast = access
+      idleCount += 1
+      if idleCount > Registry.idleAccessLimit, let oldest = idleFirst {
+        // The least recently used stops being shared, and goes with the facts of its key path
+        // when they have no other access. `oldest` holds it once the facts let go; released
+        // after unlocking (a key path's subscript arguments are the caller's values).
+        unlinkIdle(oldest)
+        let id = ObjectIdentifier(oldest.keyPath)
+        keyPaths[id]?.unshare(oldest)
+        if keyPaths[id]?.sharedCount == 0 { keyPaths[id] = nil }
+        garbage.release(oldest)
+      }
     }
 
-    // Ends the sharing of the oldest idle access, unless a member uses it again; the facts of
-    // its key path go with their last access. Released after unlocking: a key path's subscript
-    // arguments are the caller's values.
-    private mutating func evictOldestIdle(garbage: inout Garbage) {
-      let access = idle.removeFirst()
+    // A shared access a member uses again, or the oldest idle one: out of the idle list.
+    private mutating func unlinkIdle(_ access: MemberAccess) {
+      let next = access.idleNext
+      if let previous = access.idlePrevious { previous.idleNext = next } else { idleFirst = next }
+      if let next {
+        next.idlePrevious = access.idlePrevious
+      } else {
+        idleLast = access.idlePrevious
+      }
+      access.idleNext = nil
+      access.idlePrevious = nil
       access.isIdle = false
-      let id = ObjectIdentifier(access.keyPath)
-      guard access.attachedMembers == 0, access.isShared, let facts = keyPaths[id] else { return }
-      facts.unshare(access)
-      garbage.release(access)
-      if facts.sharedCount == 0 { keyPaths[id] = nil }
+      idleCount -= 1
     }
 
     mutating func attach(
@@ -226,6 +244,7 @@ extension Registry {
       memberships.insert(member)
       if let key { share(member.access, as: key) }
       if member.access.isShared {
+        if member.access.isIdle { unlinkIdle(member.access) }
         member.access.attachedMembers += 1
         if isPlain { keyPaths[ObjectIdentifier(member.keyPath)]?.isPlain = true }
       }
