@@ -18,12 +18,12 @@ final class MemberAccess: @unchecked Sendable {
   // Converts the property's value and sends it; nil when the member cannot send.
   @usableFromInline let send: SendThunk?
   // Guarded by the registry's lock: whether this is the access its key shares, how many attached
-  // members use it, and, when none does, its neighbours in the registry's list of idle ones.
+  // members use it, whether it is queued among the idle ones the registry keeps for a while, and
+  // whether a member used it again since.
   @exclusivity(unchecked) var isShared = false
   @exclusivity(unchecked) var attachedMembers = 0
   @exclusivity(unchecked) var isIdle = false
-  @exclusivity(unchecked) unowned(unsafe) var idleNext: MemberAccess?
-  @exclusivity(unchecked) unowned(unsafe) var idlePrevious: MemberAccess?
+  @exclusivity(unchecked) var wasUsedAgain = false
 
   init(keyPath: AnyKeyPath, storageKeyPath: AnyKeyPath?, write: WriteThunk?, send: SendThunk?) {
     self.keyPath = keyPath

@@ -160,13 +160,12 @@ extension Registry {
     // An entry lives while one of its shared accesses does, and they hold the key path: its
     // address names no other meanwhile.
     var keyPaths: [ObjectIdentifier: KeyPathFacts] = [:]
-    // Shared accesses no attached member uses, the least recently used first, linked through
-    // the accesses: kept for the next member of their call site, up to
-    // `Registry.idleAccessLimit`, so that a key path made at run time (and its subscript
-    // arguments) is not kept for good. Unowned: the facts of their key path hold them.
-    private unowned(unsafe) var idleFirst: MemberAccess?
-    private unowned(unsafe) var idleLast: MemberAccess?
-    private var idleCount = 0
+    // Shared accesses that no attached member used when their last one ended: kept for the next
+    // member of their call site, up to `Registry.idleAccessLimit`, so that a key path made at run
+    // time (and its subscript arguments) is not kept for good. The least recently used goes first,
+    // nearly: an access used again since it was queued gets a second chance at the back (the
+    // clock algorithm), which costs a change of its flag and no move per reuse.
+    private var idle: ContiguousArray<MemberAccess> = []
 
     // The facts of `keyPath`, if any.
     func facts(of keyPath: AnyKeyPath) -> KeyPathFacts? {
@@ -185,43 +184,42 @@ extension Registry {
     }
 
     // A member that used the shared access of its key ends. The access stays shared while it is
-    // among the most recently used idle ones.
+    // among the most recent idle ones.
     private mutating func memberEnded(_ member: Member, garbage: inout Garbage) {
       let access = member.access
       guard access.isShared else { return }
       access.attachedMembers -= 1
-      guard access.attachedMembers == 0 else { return }
-      // Last in the list of idle ones.
+      guard access.attachedMembers == 0, !access.isIdle else { return }
       access.isIdle = true
-      access.idlePrevious = idleLast
-      if let last = idleLast { last.idleNext = access } else { idleFirst = access }
-      idleLast = access
-      idleCount += 1
-      if idleCount > Registry.idleAccessLimit, let oldest = idleFirst {
-        // The least recently used stops being shared, and goes with the facts of its key path
-        // when they have no other access. `oldest` holds it once the facts let go; released
-        // after unlocking (a key path's subscript arguments are the caller's values).
-        unlinkIdle(oldest)
-        let id = ObjectIdentifier(oldest.keyPath)
-        keyPaths[id]?.unshare(oldest)
-        if keyPaths[id]?.sharedCount == 0 { keyPaths[id] = nil }
-        garbage.release(oldest)
-      }
+      access.wasUsedAgain = false
+      idle.append(access)
+      if idle.count > Registry.idleAccessLimit { evictIdle(garbage: &garbage) }
     }
 
-    // A shared access a member uses again, or the oldest idle one: out of the idle list.
-    private mutating func unlinkIdle(_ access: MemberAccess) {
-      let next = access.idleNext
-      if let previous = access.idlePrevious { previous.idleNext = next } else { idleFirst = next }
-      if let next {
-        next.idlePrevious = access.idlePrevious
-      } else {
-        idleLast = access.idlePrevious
+    // Ends the sharing of the idle access used least recently, nearly: from the front, an
+    // access a member uses now leaves the queue, and one used again since it was queued goes to
+    // the back. The facts of its key path go with their last access. Released after unlocking:
+    // a key path's subscript arguments are the caller's values.
+    private mutating func evictIdle(garbage: inout Garbage) {
+      while !idle.isEmpty {
+        let access = idle.removeFirst()
+        if access.attachedMembers > 0 {
+          access.isIdle = false
+          continue
+        }
+        if access.wasUsedAgain {
+          access.wasUsedAgain = false
+          idle.append(access)
+          continue
+        }
+        access.isIdle = false
+        let id = ObjectIdentifier(access.keyPath)
+        guard access.isShared, let facts = keyPaths[id] else { return }
+        facts.unshare(access)
+        garbage.release(access)
+        if facts.sharedCount == 0 { keyPaths[id] = nil }
+        return
       }
-      access.idleNext = nil
-      access.idlePrevious = nil
-      access.isIdle = false
-      idleCount -= 1
     }
 
     mutating func attach(
@@ -244,7 +242,7 @@ extension Registry {
       memberships.insert(member)
       if let key { share(member.access, as: key) }
       if member.access.isShared {
-        if member.access.isIdle { unlinkIdle(member.access) }
+        if member.access.isIdle { member.access.wasUsedAgain = true }
         member.access.attachedMembers += 1
         if isPlain { keyPaths[ObjectIdentifier(member.keyPath)]?.isPlain = true }
       }
