@@ -142,8 +142,8 @@ final class ChainIsolation: @unchecked Sendable {
       Task { @MainActor in self.drain() }
       return true
     case .actorGone:
-      // The actor is gone, and with it what it isolated: the chain goes too.
-      dropQueue()
+      // The actor is gone, and with it what it isolated: the chain goes too. Nothing else is
+      // queued: a batch not scheduled was drained.
       chain.registry.release(chain)
       return false
     }
@@ -207,14 +207,5 @@ final class ChainIsolation: @unchecked Sendable {
       queued.subtract(1, ordering: .relaxed)
       return job
     }
-  }
-
-  private func dropQueue() {
-    let dropped = state.withLock { state -> ContiguousArray<Job> in
-      defer { state = State() }
-      queued.store(0, ordering: .relaxed)
-      return state.jobs
-    }
-    for job in dropped { job.origin?.pendingChanges.subtract(1, ordering: .relaxed) }
   }
 }

@@ -230,7 +230,6 @@ extension Registry {
       guard chain.isActive else { return .chainInactive }
       let existing = membership(of: object, keyPath: member.keyPath, garbage: &garbage)
       if let existing {
-        unlink(existing)
         end(existing, garbage: &garbage)
         if existing.chain !== chain {
           removeFromChain(existing, garbage: &garbage)
@@ -268,14 +267,14 @@ extension Registry {
 
     mutating func detach(_ member: Member, garbage: inout Garbage) {
       guard member.isAttached else { return }
-      unlink(member)
       end(member, garbage: &garbage)
       removeFromChain(member, garbage: &garbage)
     }
 
-    // A membership ends: unlinked from its token and its observed properties, and released by
-    // the caller after unlocking.
+    // A membership ends: out of the table, unlinked from its token and its observed properties,
+    // and released by the caller after unlocking.
     private mutating func end(_ member: Member, garbage: inout Garbage) {
+      memberships.remove(member)
       member.markDetached()
       garbage.release(member)
       memberEnded(member, garbage: &garbage)
@@ -299,10 +298,7 @@ extension Registry {
       garbage.release(chain)
       let (members, userState) = chain.takeEverything()
       if let userState { garbage.release(userState) }
-      for member in members where member.isAttached {
-        unlink(member)
-        end(member, garbage: &garbage)
-      }
+      for member in members where member.isAttached { end(member, garbage: &garbage) }
     }
 
     // The membership of `(object, keyPath)`. The caller holds `object`, so the memberships under
@@ -331,10 +327,6 @@ extension Registry {
       var stale: [Member] = []
       memberships.forEach(of: id) { stale.append($0) }
       for member in stale { detach(member, garbage: &garbage) }
-    }
-
-    private mutating func unlink(_ member: Member) {
-      memberships.remove(member)
     }
   }
 }
