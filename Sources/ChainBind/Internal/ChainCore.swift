@@ -53,9 +53,7 @@ class AnyChain: @unchecked Sendable {
   // Made when asked for: a code refers to its chain weakly, and a chain that kept its own code
   // would give itself a weak-reference side table.
   final var code: ChainCode {
-    ChainCode(
-      id: id, head: MemberLabel(keyPath: head.keyPath, storageKeyPath: head.storageKeyPath),
-      chain: self)
+    ChainCode(id: id, head: head.label, chain: self)
   }
 
   deinit {

@@ -127,9 +127,7 @@ final class Member: @unchecked Sendable {
   // unbound this member or released its chain.
   @inlinable var canWrite: Bool { isAttached && chain.isActive }
 
-  var label: MemberLabel {
-    MemberLabel(keyPath: access.keyPath, storageKeyPath: access.storageKeyPath)
-  }
+  var label: MemberLabel { access.label }
 
   // An error about this member, in its chain.
   func error(_ cause: BindingError.Cause) -> BindingError {

@@ -25,6 +25,9 @@ final class MemberAccess: @unchecked Sendable {
   @exclusivity(unchecked) var isIdle = false
   @exclusivity(unchecked) var wasUsedAgain = false
 
+  // Names the property in messages and chain codes.
+  var label: MemberLabel { MemberLabel(keyPath: keyPath, storageKeyPath: storageKeyPath) }
+
   init(keyPath: AnyKeyPath, storageKeyPath: AnyKeyPath?, write: WriteThunk?, send: SendThunk?) {
     self.keyPath = keyPath
     self.storageKeyPath = storageKeyPath
