@@ -32,6 +32,11 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     /// The chain is isolated to the actor named `chain`, and this was added from the isolation
     /// of another actor, named `caller`. Nothing was added (Docs/Semantics.md, "Isolation").
     case isolationMismatch(chain: String, caller: String)
+    /// The member kept changing from inside the chain's own delivery: its sinks, setters or
+    /// conversions changed the chain again 10 000 times in one delivery (a sink that writes its
+    /// source unconditionally). What was queued was dropped; the chain stays bound and usable
+    /// (Docs/Semantics.md, "Re-entrancy").
+    case feedbackLoop
 
     /// A sentence that says what failed and what ChainBind did about it.
     public var description: String {
@@ -52,6 +57,10 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
       case .isolationMismatch(let chain, let caller):
         return "the chain is isolated to \(chain) and this was added from \(caller);"
           + " nothing was added"
+      case .feedbackLoop:
+        return "it changed the chain again 10000 times from inside the chain's own delivery"
+          + " (a sink or setter that sets it unconditionally?); the changes still queued were"
+          + " dropped"
       }
     }
   }

@@ -399,14 +399,11 @@ public struct Chain<Value>: Sendable {
     _ sink: @escaping (Value) -> Void
   ) -> Chain {
     guard core.admits(isolation, adding: "out(key: \"\(key)\")") else { return self }
-    let box = Sink(key: key, body: sink)
-    guard let (current, replaced) = core.addSink(box) else {
+    guard core.addSink(Sink(key: key, body: sink), initial: initial) else {
       core.report(
         BindingError(chain: code, member: "out(key: \"\(key)\")", cause: .chainInactive))
       return self
     }
-    withExtendedLifetime(replaced) {}
-    if initial { sink(current) }
     return self
   }
 

@@ -630,6 +630,7 @@ private final class Recorder {
     case .backConversionFailed: errors.append("backConversionFailed")
     case .chainInactive: errors.append("chainInactive")
     case .isolationMismatch: errors.append("isolationMismatch")
+    case .feedbackLoop: errors.append("feedbackLoop")
     }
   }
 }

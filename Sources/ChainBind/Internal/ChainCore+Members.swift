@@ -55,7 +55,7 @@ extension ChainCore {
     }
     chain.attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
-      access: head, isHead: true)
+      access: head, firstRead: value, isHead: true)
     if chain.hasNoMembers { registry.release(chain) }
     return chain
   }
@@ -82,9 +82,8 @@ extension ChainCore {
     let key = Self.sharingKey(keyPath, thunks)
     let lookup = registry.lookUp(object, keyPath, askingIfPlain: mayBePlain, sharing: key)
     let (existing, isPlain) = (lookup.member, lookup.isPlain)
-    guard admits(isolation, adding: label()), mayTake(existing, from: isolation) else {
-      return
-    }
+    // Isolated to the caller's actor only once the member is known to be added (below).
+    guard mayTake(existing, from: isolation) else { return }
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
     pruneDeadMembers()
@@ -92,19 +91,21 @@ extension ChainCore {
     // "Join and move"). Still attached after the pruning, or not used.
     let previous = existing.flatMap { $0.chain === self && $0.isAttached ? $0 : nil }
     var probe: BoundProbe?
+    var firstRead: Target?
     var foundPlain = false
     if case .property = source {
       // A sending member added again keeps sending: probe for what it observes.
       let sends = role.sends || previous?.role.sends == true
       if sends || !isPlain {
-        let found = BoundProbe.read(object, keyPath, through: thunks.read, sends: sends).probe
-        foundPlain = !sends && mayBePlain && found.touchedNothing
-        probe = found
+        let found = BoundProbe.read(object, keyPath, through: thunks.read, sends: sends)
+        foundPlain = !sends && mayBePlain && found.probe.touchedNothing
+        (firstRead, probe) = (found.value, found.probe)
       }
     }
     attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,
-      thunks: thunks, shared: (lookup.access, key), foundPlain: foundPlain, isHead: false)
+      thunks: thunks, shared: (lookup.access, key), firstRead: firstRead,
+      foundPlain: foundPlain, isolation: isolation, isHead: false)
   }
 
   // A new member's access (MemberAccess.swift), and the key it is to be shared under, when it is
@@ -162,7 +163,8 @@ extension ChainCore {
     probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
     shared: (access: MemberAccess?, key: MemberAccessKey?) = (nil, nil),
     access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil,
-    foundPlain: Bool = false, isHead: Bool
+    firstRead: Target? = nil, foundPlain: Bool = false, isolation: (any Actor)? = nil,
+    isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -196,6 +198,12 @@ extension ChainCore {
       member.role = .out
     }
     if let previous { member.role = member.role.united(with: previous.role) }
+    // Last of the checks: a refused addition changes nothing, the chain's isolation included
+    // (Docs/Semantics.md, "Isolation").
+    guard admits(isolation, adding: member.label.description) else {
+      probe?.undoInstall(in: object, storage: Bound<Target>.self)
+      return
+    }
     // The registry links the token to the member once the member is attached, under its lock.
     if let probe, probe.installed { member.token = probe.memberToken }
     switch registry.attach(member, object: object, sharing: sharing, isPlain: foundPlain) {
@@ -211,7 +219,7 @@ extension ChainCore {
     }
     // A nested path or a computed property: observe what reading it touched.
     if let probe, probe.isTracked, member.role.sends {
-      track(member, of: object, reading: thunks.read)
+      track(member, of: object, reading: thunks.read, firstRead: firstRead)
     }
     if case .control(let subscribe) = source {
       subscribe(member)
@@ -221,10 +229,14 @@ extension ChainCore {
       trackControl(object, member: member)
       carried?(member)
     }
-    // Initial sync; the head is where the current value came from.
+    // Initial sync, in the delivery's order: a member added while another thread delivers gets
+    // the value current when its turn comes. The head is where the current value came from.
     if member.role.receives && !isHead {
-      var dead: [Member] = []
-      write(currentValue, to: member, dead: &dead)
+      serialize(toActor: false) { [self] in
+        guard member.isAttached else { return }
+        var dead: [Member] = []
+        write(currentValue, to: member, dead: &dead)
+      }
     }
     // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}
@@ -265,6 +277,9 @@ extension ChainCore {
       send: nil)
     let member = Member(object: owner, access: access, chain: self, role: .out)
     member.isSink = true
+    // Not called by deliveries until its first call, made in the delivery's order: a sink added
+    // while another thread delivers sees the changes in order (Docs/Semantics.md, "Sinks").
+    member.pendingChanges.store(1, ordering: .relaxed)
     switch registry.attach(member, object: owner) {
     case .attached: break
     case .chainInactive:
@@ -273,7 +288,9 @@ extension ChainCore {
     case .chainReleased:
       return
     }
-    if initial {
+    serialize(toActor: false) { [self] in
+      member.pendingChanges.store(0, ordering: .relaxed)
+      guard initial, member.isAttached else { return }
       var dead: [Member] = []
       write(currentValue, to: member, dead: &dead)
     }

@@ -32,11 +32,13 @@ class AnyChain: @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) final var filterCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) final var sinkCount: Int32 = 0
   @usableFromInline @exclusivity(unchecked) final var queuedCount: Int32 = 0
+  // Guarded by `lock`: the thread delivering the chain's changes (`currentThreadID()`), 0 when
+  // none does. One thread at a time delivers; what others bring meanwhile is queued for it
+  // (Docs/Semantics.md, "Threading").
+  @usableFromInline @exclusivity(unchecked) final var deliverer: UInt = 0
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   @usableFromInline let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
-  // Guarded by `lock`: a thread is delivering a change (ChainCore.deliver).
-  @usableFromInline @exclusivity(unchecked) var isDelivering = false
   // Guarded by `lock`: members left the chain during the delivery, and wait in the extras for
   // it to end. The delivering thread reads the members without retaining them: a member that
   // leaves meanwhile stays alive until then.
@@ -144,6 +146,18 @@ class AnyChain: @unchecked Sendable {
     registry.release(self)
     return false
   }
+
+  // Chain lock held.
+  @inlinable final var isDelivering: Bool { deliverer != 0 }
+
+  // Whether this thread is delivering the chain's changes now (so a write it makes is an echo,
+  // and work it adds runs at once).
+  final var isDeliveringHere: Bool {
+    lock.run { deliverer == currentThreadID() }
+  }
+
+  // Runs `work` as part of the chain's one-at-a-time delivery (ChainCore).
+  func serialize(toActor: Bool, _ work: @escaping () -> Void) { work() }
 
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }
@@ -318,7 +332,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     get { extras?.sinks }
     set { if newValue != nil || extrasStorage != nil { extrasOfType.sinks = newValue } }
   }
-  @inlinable final var queue: ContiguousArray<PendingChange<Value>>? {
+  @inlinable final var queue: ContiguousArray<Queued<Value>>? {
     get { extras?.queue }
     set { if newValue != nil || extrasStorage != nil { extrasOfType.queue = newValue } }
   }
@@ -386,11 +400,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
   }
 
-  // Adds (or replaces) a keyed sink and returns the value to call it with first, or nil when
-  // the chain is inactive.
-  func addSink(_ sink: Sink<Value>) -> (current: Value, replaced: Sink<Value>?)? {
-    lock.run { () -> (Value, Sink<Value>?)? in
-      guard isActive else { return nil }
+  // Adds (or replaces) a keyed sink and calls it first with the chain's current value when
+  // `initial`, in the delivery's order; false when the chain is inactive.
+  func addSink(_ sink: Sink<Value>, initial: Bool) -> Bool {
+    let added = lock.run { () -> (added: Bool, replaced: Sink<Value>?) in
+      guard isActive else { return (false, nil) }
       var replaced: Sink<Value>?
       var sinks = self.sinks ?? []
       self.sinks = nil
@@ -402,8 +416,17 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       sink.order = extrasInUse.numberSink()
       sinks.append(sink)
       sinkCount = Int32(sinks.count)
-      return (current, replaced)
+      return (true, replaced)
     }
+    // Released after unlocking: its captures' deinits may use this chain.
+    withExtendedLifetime(added.replaced) {}
+    guard added.added else { return false }
+    serialize(toActor: false) { [self] in
+      guard !sink.isRemoved else { return }
+      if initial { sink.body(currentValue) }
+      sink.markReady()
+    }
+    return true
   }
 
   func removeSink(key: String) -> Sink<Value>? {
@@ -441,7 +464,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return
     }
     if _slowPath(isIsolated) && !mayDeliverHere(from: origin, value) { return }
-    isDelivering = true
+    deliverer = currentThreadID()
     var dead: [Member] = []
     if runTurn(from: origin, value, dead: &dead) {
       if !dead.isEmpty { registry.prune(dead) }
@@ -475,7 +498,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       finishDeliveringQueue(dead: &dead)
       return
     }
-    isDelivering = false
+    deliverer = 0
     lock.unlock()
     if _slowPath(!dead.isEmpty) { registry.prune(dead) }
   }
@@ -489,7 +512,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return
     }
     // Lock held.
-    isDelivering = false
+    deliverer = 0
     let retired = takeRetired()
     if queuedCount > 0 {
       // The chain was released with changes still queued: drop them after unlocking.
@@ -505,20 +528,68 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // when it handed the delivery over to the chain's actor.
   @inline(never)
   private func deliverQueue(dead: inout [Member]) -> Bool {
+    // The changes this delivery made itself (its sinks, setters, conversions) and drained: a
+    // runaway feedback loop is reported, not run forever (Docs/Semantics.md, "Re-entrancy").
+    var feedback = 0
     repeat {
       if isIsolated, let isolation = isolationElsewhere {
         handOff(to: isolation)
         return true
       }
       do {
-        let pending = dequeue()
-        if runTurn(from: pending.origin, pending.value, dead: &dead) { return true }
-        // `pending` is released at the end of this scope: after the turn unlocked, before the
-        // lock is taken again (releasing it may run a deinit that uses this chain).
+        switch dequeue() {
+        case .change(let pending):
+          if pending.isFeedback {
+            feedback += 1
+            if feedback > Self.feedbackLimit {
+              reportFeedbackLoop(of: pending.origin)
+              lock.lock()
+              continue
+            }
+          }
+          if runTurn(from: pending.origin, pending.value, dead: &dead) { return true }
+        case .work(let body):
+          runQueuedWork(body)
+        }
+        // What was dequeued is released at the end of this scope: after the turn unlocked,
+        // before the lock is taken again (releasing it may run a deinit that uses this chain).
       }
       lock.lock()
     } while isActive && queuedCount > 0
     return false
+  }
+
+  // How many changes one delivery drains that it made itself, before it reports a feedback loop.
+  static var feedbackLimit: Int { 10_000 }
+
+  // Chain lock held; unlocks. Drops what is queued and reports the member that kept changing.
+  private func reportFeedbackLoop(of origin: Member) {
+    let dropped = queue
+    queue = nil
+    queuedCount = 0
+    lock.unlock()
+    releasePending(dropped)
+    report(origin.error(.feedbackLoop))
+  }
+
+  // Chain lock held; unlocks. Runs work queued for the delivery (a re-read, a new member's or
+  // sink's first value): what it changes is delivered right after it, before what was queued
+  // later, as if it had run when it was queued.
+  private func runQueuedWork(_ body: () -> Void) {
+    let extras = extrasInUse
+    extras.insertion = 0
+    lock.unlock()
+    body()
+    lock.lock()
+    extras.insertion = nil
+    lock.unlock()
+  }
+
+  // The changes in `dropped` are no longer pending.
+  private func releasePending(_ dropped: ContiguousArray<Queued<Value>>?) {
+    for case .change(let pending) in dropped ?? [] {
+      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
+    }
   }
 
   // Chain lock held; unlocks. The chain was isolated to an actor while this thread delivered:
@@ -534,11 +605,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inline(never)
   final func handOff(accepted origin: Member, _ value: Value, to isolation: ChainIsolation) {
     origin.pendingChanges.add(1, ordering: .relaxed)
-    handOff([PendingChange(origin: origin, value: value, isAccepted: true)], to: isolation)
+    handOff([.change(PendingChange(origin: origin, value: value, isAccepted: true))], to: isolation)
   }
 
   private func handOff(
-    _ first: ContiguousArray<PendingChange<Value>>, to isolation: ChainIsolation
+    _ first: ContiguousArray<Queued<Value>>, to isolation: ChainIsolation
   ) {
     var handed = first
     handed += queue ?? []
@@ -552,10 +623,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   // The actor the delivery was handed to is gone, and the chain with it: nothing will resume the
   // delivery, so it ends here, and the members that left meanwhile go.
-  private func endAbandonedDelivery(_ handed: ContiguousArray<PendingChange<Value>>) {
-    for pending in handed { pending.origin.pendingChanges.subtract(1, ordering: .relaxed) }
+  private func endAbandonedDelivery(_ handed: ContiguousArray<Queued<Value>>) {
+    releasePending(handed)
     lock.lock()
-    isDelivering = false
+    deliverer = 0
     let retired = takeRetired()
     lock.unlock()
     withExtendedLifetime(retired) {}
@@ -563,18 +634,27 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   // On the chain's actor: delivers changes handed over by another thread, which left the chain
   // delivering, then what was queued meanwhile.
-  private func resumeDelivery(_ handed: ContiguousArray<PendingChange<Value>>) {
+  private func resumeDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     var dead: [Member] = []
-    for pending in handed {
-      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
-      lock.lock()
-      guard isActive else {
-        lock.unlock()
-        continue
+    lock.lock()
+    deliverer = currentThreadID()
+    lock.unlock()
+    for next in handed {
+      switch next {
+      case .change(let pending):
+        pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
+        lock.lock()
+        guard isActive else {
+          lock.unlock()
+          continue
+        }
+        // On the actor, a turn never hands off again.
+        _ = runTurn(
+          from: pending.origin, pending.value, skippingFilters: pending.isAccepted, dead: &dead)
+      case .work(let body):
+        lock.lock()
+        runQueuedWork(body)
       }
-      // On the actor, a turn never hands off again.
-      _ = runTurn(
-        from: pending.origin, pending.value, skippingFilters: pending.isAccepted, dead: &dead)
     }
     finishDelivery(dead: &dead)
   }
@@ -586,9 +666,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     queue = nil
     queuedCount = 0
     lock.unlock()
-    for pending in dropped ?? [] {
-      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
-    }
+    releasePending(dropped)
   }
 
   // One change: called with the chain lock held, returns with it released. Everything the turn
@@ -707,13 +785,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     members.forEachMember { member in
       guard member.isSink else { return }
       while next < keyed.count && keyed[next].order < member.sinkOrder {
-        if !keyed[next].isRemoved && isActive { keyed[next].body(value) }
+        if keyed[next].isReady && isActive { keyed[next].body(value) }
         next += 1
       }
-      if member.isAttached && isActive { write(value, to: member, dead: &dead) }
+      // An owned sink waiting for its first call (pending) is not called before it.
+      if member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive {
+        write(value, to: member, dead: &dead)
+      }
     }
     while next < keyed.count {
-      if !keyed[next].isRemoved && isActive { keyed[next].body(value) }
+      if keyed[next].isReady && isActive { keyed[next].body(value) }
       next += 1
     }
   }
@@ -721,7 +802,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @usableFromInline
   @inline(never)
   final func call(_ sinks: ContiguousArray<Sink<Value>>, with value: Value) {
-    for sink in sinks where !sink.isRemoved && isActive { sink.body(value) }
+    for sink in sinks where sink.isReady && isActive { sink.body(value) }
   }
 
   // Chain lock held.
@@ -729,22 +810,75 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inline(never)
   final func enqueue(origin: Member, value: Value) {
     origin.pendingChanges.add(1, ordering: .relaxed)
+    // Made by the delivering thread itself: from a sink, a setter or a conversion, or from
+    // work the delivery runs (then it goes right after that work).
+    let isFeedback = deliverer == currentThreadID()
+    var change = PendingChange(origin: origin, value: value)
+    change.isFeedback = isFeedback
+    var insertion: Int?
+    if isFeedback, let extras = extrasStorage, let index = extras.insertion {
+      insertion = index
+      extras.insertion = index + 1
+      change.isFeedback = false
+    }
+    enqueue(.change(change), at: insertion)
+  }
+
+  // Chain lock held; another thread delivers. `work` runs in the delivery's order.
+  final func enqueue(work: @escaping () -> Void) {
+    enqueue(.work(work), at: nil)
+  }
+
+  private func enqueue(_ entry: Queued<Value>, at index: Int?) {
     var pending = queue ?? []
     queue = nil  // moved out and back: appended in place, not copied
-    pending.append(PendingChange(origin: origin, value: value))
+    if let index {
+      pending.insert(entry, at: index)
+    } else {
+      pending.append(entry)
+    }
     queue = pending
     queuedCount += 1
   }
 
   // Chain lock held; the queue is not empty.
-  private func dequeue() -> PendingChange<Value> {
+  private func dequeue() -> Queued<Value> {
     var queued = queue ?? []
     queue = nil
-    let pending = queued.removeFirst()
+    let next = queued.removeFirst()
     queue = queued
     queuedCount -= 1
-    pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
-    return pending
+    if case .change(let pending) = next {
+      pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
+    }
+    return next
+  }
+
+  // Runs `work` inside the chain's one-at-a-time delivery (Docs/Semantics.md, "Threading"): at
+  // once when no thread delivers (this thread then delivers what `work` causes) or this thread
+  // does; otherwise it is queued for the thread that delivers, which never waits for it.
+  // `toActor`: in a chain isolated to an actor, off the actor, `work` is queued for the actor.
+  override func serialize(toActor: Bool, _ work: @escaping () -> Void) {
+    if toActor, isIsolated, let isolation, !isolation.isActorGone, !isolation.isCurrent {
+      isolation.enqueue(from: nil, in: self) { self.serialize(toActor: false, work) }
+      return
+    }
+    lock.lock()
+    guard isActive else { return lock.unlock() }
+    let thread = currentThreadID()
+    if deliverer == thread {
+      lock.unlock()
+      return work()
+    }
+    if deliverer != 0 {
+      enqueue(work: work)
+      return lock.unlock()
+    }
+    deliverer = thread
+    lock.unlock()
+    work()
+    var dead: [Member] = []
+    finishDelivery(dead: &dead)
   }
 
   // Writes `value` into one member (a revert, or the initial sync of a new member).
@@ -780,6 +914,8 @@ class AnyChainExtras {
   @exclusivity(unchecked) final var listChange: AnyObject?
   // Members that left the chain while it delivered (`AnyChain.hasRetired`).
   @exclusivity(unchecked) final var retired: ContiguousArray<Member> = []
+  // While the delivering thread runs queued work: where the next change it makes is queued.
+  @exclusivity(unchecked) final var insertion: Int?
   // Numbers keyed and owned sinks in the order they were added, across both.
   @exclusivity(unchecked) private final var sinksAdded: Int32 = 0
 
@@ -795,7 +931,16 @@ class AnyChainExtras {
 final class ChainExtras<Value>: AnyChainExtras {
   @usableFromInline @exclusivity(unchecked) final var filters: ContiguousArray<(Value) -> Bool>?
   @usableFromInline @exclusivity(unchecked) final var sinks: ContiguousArray<Sink<Value>>?
-  @usableFromInline @exclusivity(unchecked) final var queue: ContiguousArray<PendingChange<Value>>?
+  @usableFromInline @exclusivity(unchecked) final var queue: ContiguousArray<Queued<Value>>?
+}
+
+// What waits for the thread delivering a chain's changes.
+@usableFromInline
+enum Queued<Value> {
+  case change(PendingChange<Value>)
+  // Work that must run in the delivery's order: a tracked member's re-read, the first value of
+  // a member or sink added while another thread delivers.
+  case work(() -> Void)
 }
 
 @usableFromInline
@@ -804,23 +949,36 @@ struct PendingChange<Value> {
   let value: Value
   // Handed to the chain's actor after its filters accepted it: they do not run again.
   var isAccepted = false
+  // Made by the delivering thread during its delivery: counted against the feedback limit.
+  var isFeedback = false
 }
 
-// A keyed sink. `removed` lets a delivery that already copied the sink list skip a sink that was
-// removed or replaced meanwhile.
+// A keyed sink. Its state lets a delivery that already copied the sink list skip a sink that was
+// removed or replaced meanwhile, or that has not had its first call yet (it was added while
+// another thread delivered: that call comes in the delivery's order, Docs/Semantics.md, "Sinks").
 @usableFromInline
 final class Sink<Value>: @unchecked Sendable {
   let key: String
   let body: (Value) -> Void
   // Its place among the chain's sinks, owned ones included; set under the chain lock when added.
   @exclusivity(unchecked) var order: Int32 = 0
-  private let removed = Atomic<Bool>(false)
+  private let state = Atomic<UInt8>(Sink.waiting)
+
+  private static var waiting: UInt8 { 0 }
+  private static var ready: UInt8 { 1 }
+  private static var removed: UInt8 { 2 }
 
   init(key: String, body: @escaping (Value) -> Void) {
     self.key = key
     self.body = body
   }
 
-  var isRemoved: Bool { removed.load(ordering: .acquiring) }
-  func markRemoved() { removed.store(true, ordering: .releasing) }
+  var isRemoved: Bool { state.load(ordering: .acquiring) == Self.removed }
+  // Called by deliveries: it had its first call (or was added without one) and is not removed.
+  var isReady: Bool { state.load(ordering: .acquiring) == Self.ready }
+  func markRemoved() { state.store(Self.removed, ordering: .releasing) }
+  func markReady() {
+    _ = state.compareExchange(
+      expected: Self.waiting, desired: Self.ready, ordering: .acquiringAndReleasing)
+  }
 }

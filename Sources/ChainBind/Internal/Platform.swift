@@ -44,6 +44,20 @@ struct PlatformMutex: ~Copyable, @unchecked Sendable {
   borrowing func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
 }
 
+// The calling thread's identity, for "is this thread the one delivering?" (ChainCore.swift):
+// never 0, and unique among running threads. `pthread_self()` reads a thread register.
+@inlinable
+@inline(__always)
+func currentThreadID() -> UInt {
+  #if os(Windows)
+    return UInt(GetCurrentThreadId()) &+ 1
+  #elseif canImport(Glibc)
+    return UInt(pthread_self())
+  #else
+    return UInt(bitPattern: pthread_self())
+  #endif
+}
+
 // Gives the processor to another thread; for a lock that spun long enough.
 func yieldProcessor() {
   #if os(Windows)

@@ -17,12 +17,23 @@ import Synchronization
 // it through `BoundProbe` (BoundToken.swift), which the same thread-local pointer reaches.
 final class DependencyCollector {
   @exclusivity(unchecked) private(set) var tokens: [BoundToken] = []
+  // The tracked member reading: it observes each property as the read reaches it, before the
+  // value is read, so that a change made at any moment after that leads to a re-read
+  // (Docs/Semantics.md, "Tracked sources").
+  private let source: TrackedSource?
+
+  init(source: TrackedSource? = nil) {
+    self.source = source
+  }
 
   // A @Bound property was read: observe it through its storage's token. Returns the token to
   // install when the storage has none.
   func visit(_ existing: BoundToken?) -> BoundToken? {
     let token = existing ?? BoundToken()
-    if !tokens.contains(where: { $0 === token }) { tokens.append(token) }
+    if !tokens.contains(where: { $0 === token }) {
+      tokens.append(token)
+      source?.observeNow(token)
+    }
     return existing == nil ? token : nil
   }
 }
@@ -47,6 +58,8 @@ final class TrackedSource: @unchecked Sendable {
   private let state: Locked<State>
   // Counts this source's reads under Observation (ObservationTicket).
   let readGeneration = Atomic<Int>(0)
+  // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
+  private let isRereadQueued = Atomic<Bool>(false)
 
   var member: Member? { state.withLock { $0.member } }
   // Reads the member's key path again, collecting its dependencies; sends the value when it
@@ -80,6 +93,18 @@ final class TrackedSource: @unchecked Sendable {
     }
   }
 
+  // The read in progress reached `token` (alive: the collector holds it): observe it now. The
+  // read's `observe` keeps it, or stops observing it when the read did not use it after all.
+  func observeNow(_ token: BoundToken) {
+    state.withLock { state in
+      guard state.member != nil,
+        !state.dependencies.contains(where: { $0.takeUnretainedValue() === token })
+      else { return }
+      token.addObserver(self)
+      state.dependencies.append(Unmanaged.passUnretained(token))
+    }
+  }
+
   // The membership ended: stop observing. Registry lock held; takes token locks only.
   // The member is released by the registry's caller, after unlocking: the registry still holds it.
   func end() {
@@ -95,12 +120,29 @@ final class TrackedSource: @unchecked Sendable {
   // One of the observed properties was set, on this thread.
   func dependencyChanged() {
     guard let member, member.isAttached else { return }
-    // The chain writing through the member's own path: its first notification is not a change
-    // (no echo), but the value and the properties read are refreshed. As for a one-step member,
-    // a setter that sets again (a clamp) is a change.
-    let isEcho = member.isWriting
-    if isEcho { member.isWriting = false }
-    guard let tokens = reread(self, !isEcho) else {
+    // The chain writing through the member's own path, on this thread: its first notification
+    // is not a change (no echo), but the value and the properties read are refreshed. As for a
+    // one-step member, a setter that sets again (a clamp) is a change. The same property set
+    // meanwhile by another thread is a change (Docs/Semantics.md, "Re-entrancy").
+    if member.chain.isDeliveringHere && member.isWriting {
+      member.isWriting = false
+      read(sending: false)
+      return
+    }
+    // The re-read is part of the chain's delivery: one at a time with its other changes, so the
+    // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
+    guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    member.chain.serialize(toActor: true) { [self] in
+      isRereadQueued.store(false, ordering: .releasing)
+      read(sending: true)
+    }
+  }
+
+  // Reads the member's key path again, observing what it reads; sends the value when it differs
+  // from the last one and `sending`. Inside the chain's delivery.
+  func read(sending: Bool) {
+    guard let member, member.isAttached else { return }
+    guard let tokens = reread(self, sending) else {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
       return
@@ -161,10 +203,15 @@ extension ChainCore {
   // Makes `member` a tracked member of `object`, reading its key path through `read`: reads it
   // once more to collect what it observes (the probe's read may have left a token in place
   // that an undone install replaced).
+  //
+  // `firstRead` is what binding read: a dependency that changed since is a change, sent by the
+  // first re-read (made in the chain's delivery order; only for `Equatable` values, where a
+  // change can be told from a read of the same value).
   func track<Object: AnyObject, Target>(
-    _ member: Member, of object: Object, reading read: @escaping (Object) -> Target
+    _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
+    firstRead: Target?
   ) {
-    let last = Locked<Target?>(nil)
+    let last = Locked<Target?>(firstRead)
     // Looked up once: a conformance lookup per change costs more than the rest of the compare.
     let equatable = Target.self as? any Equatable.Type
     // Reads, compares with the last value (outside the lock: `==` and the old value's deinit are
@@ -196,7 +243,8 @@ extension ChainCore {
     }
     let source = TrackedSource(member: member, reread: reread)
     member.tracked = source
-    if let tokens = reread(source, false) { source.observe(tokens) }
+    let sends = firstRead != nil && equatable != nil
+    serialize(toActor: false) { source.read(sending: sends) }
   }
 }
 
@@ -206,7 +254,7 @@ enum Tracking {
   static func collect<Value>(
     for source: TrackedSource, _ read: () -> Value
   ) -> (Value, [BoundToken]) {
-    let collector = DependencyCollector()
+    let collector = DependencyCollector(source: source)
     let (value, _) = ObservationTicket.observing(for: source) {
       BoundProbe.collecting(into: collector, read)
     }
