@@ -59,3 +59,9 @@ extension Chain {
   @_spi(Testing)
   public var listChangesComputed: Int? { core.listChangesComputed }
 }
+
+extension Chain {
+  /// The chain's current value: the last change it accepted.
+  @_spi(Testing)
+  public var currentValue: Value { core.currentValue }
+}

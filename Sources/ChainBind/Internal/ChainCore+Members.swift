@@ -229,10 +229,11 @@ extension ChainCore {
       trackControl(object, member: member)
       carried?(member)
     }
-    // Initial sync, in the delivery's order: a member added while another thread delivers gets
-    // the value current when its turn comes. The head is where the current value came from.
+    // Initial sync, now (Docs/Semantics.md, "Initial sync"), and, when another thread
+    // delivers meanwhile, again in the delivery's order: the member ends at the chain's latest
+    // value. The head is where the current value came from.
     if member.role.receives && !isHead {
-      serialize(toActor: false) { [self] in
+      serialize(toActor: false, alsoNow: true) { [self] in
         guard member.isAttached else { return }
         var dead: [Member] = []
         write(currentValue, to: member, dead: &dead)

@@ -43,6 +43,9 @@ class AnyChain: @unchecked Sendable {
   // it to end. The delivering thread reads the members without retaining them: a member that
   // leaves meanwhile stays alive until then.
   @usableFromInline @exclusivity(unchecked) var hasRetired = false
+  // Guarded by `lock`: the delivering thread runs work (ChainCore.serialize).
+  @exclusivity(unchecked) final var isRunningWork = false
+  @exclusivity(unchecked) final var isRunningOwnWork = false
   // Guarded by the registry's lock: the chain is counted among its active chains.
   @exclusivity(unchecked) var isCounted = false
 
@@ -157,7 +160,7 @@ class AnyChain: @unchecked Sendable {
   }
 
   // Runs `work` as part of the chain's one-at-a-time delivery (ChainCore).
-  func serialize(toActor: Bool, _ work: @escaping () -> Void) { work() }
+  func serialize(toActor: Bool, alsoNow: Bool = false, _ work: @escaping () -> Void) { work() }
 
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }
@@ -572,16 +575,20 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     report(origin.error(.feedbackLoop))
   }
 
-  // Chain lock held; unlocks. Runs work queued for the delivery (a re-read, a new member's or
-  // sink's first value): what it changes is delivered right after it, before what was queued
-  // later, as if it had run when it was queued.
-  private func runQueuedWork(_ body: () -> Void) {
-    let extras = extrasInUse
-    extras.insertion = 0
+  // Chain lock held; unlocks. Runs work for the delivery (a re-read, a new member's or sink's
+  // first value): what it changes is delivered right after it, before what other threads queued
+  // meanwhile, as if it had all happened when the work was queued.
+  // `isOwn`: this thread's own work, not queued by another thread; what it changes counts
+  // against the feedback limit.
+  private func runQueuedWork(_ body: () -> Void, isOwn: Bool = false) {
+    isRunningWork = true
+    isRunningOwnWork = isOwn
     lock.unlock()
     body()
     lock.lock()
-    extras.insertion = nil
+    isRunningWork = false
+    isRunningOwnWork = false
+    extrasStorage?.insertion = nil
     lock.unlock()
   }
 
@@ -809,6 +816,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @usableFromInline
   @inline(never)
   final func enqueue(origin: Member, value: Value) {
+    if let tracked = origin.tracked, tracked.isEchoRead {
+      // A tracked member read back what the delivery wrote into its path: not a change.
+      var read = value
+      var written = current
+      if bindIsEqual(&read, &written) { return }
+    }
     origin.pendingChanges.add(1, ordering: .relaxed)
     // Made by the delivering thread itself: from a sink, a setter or a conversion, or from
     // work the delivery runs (then it goes right after that work).
@@ -816,10 +829,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     var change = PendingChange(origin: origin, value: value)
     change.isFeedback = isFeedback
     var insertion: Int?
-    if isFeedback, let extras = extrasStorage, let index = extras.insertion {
-      insertion = index
-      extras.insertion = index + 1
-      change.isFeedback = false
+    if isFeedback && isRunningWork {
+      let extras = extrasInUse
+      insertion = extras.insertion ?? 0
+      extras.insertion = (insertion ?? 0) + 1
+      change.isFeedback = isRunningOwnWork
     }
     enqueue(.change(change), at: insertion)
   }
@@ -858,7 +872,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // once when no thread delivers (this thread then delivers what `work` causes) or this thread
   // does; otherwise it is queued for the thread that delivers, which never waits for it.
   // `toActor`: in a chain isolated to an actor, off the actor, `work` is queued for the actor.
-  override func serialize(toActor: Bool, _ work: @escaping () -> Void) {
+  // `alsoNow`: when queued, `work` also runs now, on this thread (a new member's initial sync,
+  // which its caller expects done; the queued run then writes the value current in its turn).
+  override func serialize(toActor: Bool, alsoNow: Bool = false, _ work: @escaping () -> Void) {
     if toActor, isIsolated, let isolation, !isolation.isActorGone, !isolation.isCurrent {
       isolation.enqueue(from: nil, in: self) { self.serialize(toActor: false, work) }
       return
@@ -872,11 +888,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
     if deliverer != 0 {
       enqueue(work: work)
-      return lock.unlock()
+      lock.unlock()
+      if alsoNow { work() }
+      return
     }
     deliverer = thread
-    lock.unlock()
-    work()
+    runQueuedWork(work, isOwn: true)
     var dead: [Member] = []
     finishDelivery(dead: &dead)
   }

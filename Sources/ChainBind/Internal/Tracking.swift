@@ -60,6 +60,8 @@ final class TrackedSource: @unchecked Sendable {
   let readGeneration = Atomic<Int>(0)
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
+  // Set by the delivering thread while it reads the path back after writing it (an echo).
+  @exclusivity(unchecked) var isEchoRead = false
 
   var member: Member? { state.withLock { $0.member } }
   // Reads the member's key path again, collecting its dependencies; sends the value when it
@@ -126,7 +128,11 @@ final class TrackedSource: @unchecked Sendable {
     // meanwhile by another thread is a change (Docs/Semantics.md, "Re-entrancy").
     if member.chain.isDeliveringHere && member.isWriting {
       member.isWriting = false
-      read(sending: false)
+      // Sent only when it is not what the delivery wrote: another thread may have changed the
+      // path since (ChainCore.enqueue).
+      isEchoRead = true
+      read(sending: true)
+      isEchoRead = false
       return
     }
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the

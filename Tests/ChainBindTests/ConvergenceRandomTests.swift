@@ -1,0 +1,148 @@
+@_spi(Testing) import ChainBind
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+// Docs/Semantics.md, "Threading": several threads change flat, nested and computed sources,
+// replace nested links, and add, unbind and release receivers and sinks, at random; once they
+// have all finished, every member of every chain holds the chain's value, which is what its
+// sender reads now. The seed of a failing run is in the failure's message; set
+// CHAINBIND_CONVERGENCE_SEED to replay one, CHAINBIND_CONVERGENCE_STEPS for longer runs.
+
+/// A nested link. Its `n` is guarded by its node's `innerLock`.
+private final class Leaf: @unchecked Sendable {
+  @Bound var n: Int
+  init(_ n: Int) { self.n = n }
+}
+
+/// A source object. The test's threads confine it as a user would: `n` behind `nLock`, the
+/// link and the link's value behind `innerLock`. Recursive: a set delivers, and a delivery may
+/// read `total` on the same thread.
+private final class Node: @unchecked Sendable {
+  let nLock = NSRecursiveLock()
+  let innerLock = NSRecursiveLock()
+  @Bound var n = 0
+  @Bound var inner = Leaf(0)
+  var total: Int {
+    let n = nLock.withLock { self.n }
+    return n + innerLock.withLock { inner.n }
+  }
+  var innerN: Int { innerLock.withLock { inner.n } }
+}
+
+private final class Receiver: @unchecked Sendable {
+  var value = -1
+}
+
+/// The last value each sink got.
+private final class SinkLog: Sendable {
+  private let last = Mutex<[String: Int]>([:])
+  func record(_ key: String, _ value: Int) { last.withLock { $0[key] = value } }
+  func removeAll(_ key: String) { _ = last.withLock { $0.removeValue(forKey: key) } }
+  var values: [String: Int] { last.withLock { $0 } }
+}
+
+private enum Kind: CaseIterable { case flat, total, nested }
+
+/// One chain of the run and the receivers bound to it now.
+private final class Tracked: @unchecked Sendable {
+  let node: Node
+  let kind: Kind
+  let chain: Chain<Int>
+  let receivers = Mutex<[Receiver]>([])
+
+  init(node: Node, kind: Kind) {
+    self.node = node
+    self.kind = kind
+    switch kind {
+    case .flat: chain = Bind.inout(node, \.n)
+    case .total: chain = Bind.in(node, \.total)
+    case .nested: chain = Bind.in(node, \.inner.n)
+    }
+  }
+
+  var expected: Int {
+    switch kind {
+    case .flat: node.nLock.withLock { node.n }
+    case .total: node.total
+    case .nested: node.innerN
+    }
+  }
+}
+
+@Suite("Convergence: random concurrent changes, binds and releases settle", .serialized)
+struct ConvergenceRandomTests {
+  static var seeds: [UInt64] {
+    if let text = ProcessInfo.processInfo.environment["CHAINBIND_CONVERGENCE_SEED"],
+      let seed = UInt64(text)
+    {
+      return [seed]
+    }
+    return [1, 2, 3, 4, 5, 6, 7, 8]
+  }
+
+  static var steps: Int {
+    ProcessInfo.processInfo.environment["CHAINBIND_CONVERGENCE_STEPS"].flatMap(Int.init) ?? 3_000
+  }
+
+  @Test("three threads, then quiescence: every member at its chain's value", arguments: seeds)
+  func everyMemberSettlesAtTheLatestValue(seed: UInt64) {
+    let nodes = (0..<3).map { _ in Node() }
+    let chains = nodes.flatMap { node in Kind.allCases.map { Tracked(node: node, kind: $0) } }
+    let sinks = SinkLog()
+    let threads = 3
+    let steps = Self.steps
+    let done = DispatchSemaphore(value: 0)
+    for thread in 0..<threads {
+      Thread {
+        var random = SplitMix64(seed: seed &* 31 &+ UInt64(thread))
+        for step in 0..<steps {
+          let target = random.pick(chains)
+          let node = target.node
+          switch random.below(10) {
+          case 0, 1, 2:
+            let value = random.below(1_000)
+            node.nLock.withLock { node.n = value }
+          case 3, 4:
+            let value = random.below(1_000)
+            node.innerLock.withLock { node.inner.n = value }
+          case 5:
+            let leaf = Leaf(random.below(1_000))
+            node.innerLock.withLock { node.inner = leaf }
+          case 6, 7:
+            let receiver = Receiver()
+            target.receivers.withLock { $0.append(receiver) }
+            target.chain.out(receiver, \.value)
+          case 8:
+            // Unbound, or released: the chain holds receivers weakly.
+            let removed = target.receivers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            if let removed, random.chance(50) { Bind.unbind(removed) }
+          default:
+            let key = "t\(thread)-\(step % 4)"
+            if random.chance(70) {
+              target.chain.out(key: key) { sinks.record("\(ObjectIdentifier(target))\(key)", $0) }
+            } else {
+              target.chain.removeOut(key: key)
+              sinks.removeAll("\(ObjectIdentifier(target))\(key)")
+            }
+          }
+        }
+        done.signal()
+      }.start()
+    }
+    for _ in 0..<threads { done.wait() }
+    for target in chains {
+      let expected = target.expected
+      #expect(
+        target.chain.currentValue == expected, "seed \(seed): \(target.kind) chain's value")
+      for receiver in target.receivers.withLock({ $0 }) {
+        #expect(receiver.value == expected, "seed \(seed): a receiver of a \(target.kind) chain")
+      }
+      for (key, value) in sinks.values where key.hasPrefix("\(ObjectIdentifier(target))") {
+        #expect(value == expected, "seed \(seed): sink \(key) of a \(target.kind) chain")
+      }
+    }
+    for target in chains { target.chain.unbind() }
+  }
+}

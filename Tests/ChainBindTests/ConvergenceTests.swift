@@ -1,0 +1,321 @@
+@_spi(Testing) import ChainBind
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+// Docs/Semantics.md, "Threading" and "Re-entrancy": one delivery at a time per chain, with no
+// thread waiting for another, and every member at the chain's latest value once things settle.
+// Each test holds one thread inside user code (a getter, a setter, a sink) at the race point
+// with semaphores while another thread acts, then checks the outcome.
+
+/// A model whose computed `sum` reads two `@Bound` properties, with a hook inside its getter.
+private final class Sums: @unchecked Sendable {
+  @Bound var a = 0
+  @Bound var b = 0
+  let hook = Mutex<(@Sendable (Int) -> Void)?>(nil)
+  var sum: Int {
+    let value = a + b
+    hook.withLock { $0 }?(value)
+    return value
+  }
+}
+
+/// A receiver whose writes are counted.
+private final class Gauge: @unchecked Sendable {
+  var value = -1
+}
+
+private final class Inner: @unchecked Sendable {
+  let hook = Mutex<(@Sendable (String) -> Void)?>(nil)
+  @Bound var text: String {
+    willSet { hook.withLock { $0 }?(newValue) }
+  }
+  init(_ text: String) { self.text = text }
+}
+
+private final class Outer: @unchecked Sendable {
+  @Bound var inner = Inner("first")
+}
+
+private final class Source: @unchecked Sendable {
+  @Bound var text = ""
+}
+
+private final class Field: @unchecked Sendable {
+  var text = ""
+}
+
+/// Calls of a sink: the values in order, and whether two calls ever overlapped.
+private final class SinkCalls: Sendable {
+  private let state = Mutex<(values: [Int], inside: Int, overlapped: Bool)>(([], 0, false))
+  func enter(_ value: Int) {
+    state.withLock {
+      $0.values.append(value)
+      $0.inside += 1
+      if $0.inside > 1 { $0.overlapped = true }
+    }
+  }
+  func leave() { state.withLock { $0.inside -= 1 } }
+  var values: [Int] { state.withLock { $0.values } }
+  var overlapped: Bool { state.withLock { $0.overlapped } }
+}
+
+/// Starts `body` on a new thread; the returned semaphore is signalled when it has finished.
+private func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+  let done = DispatchSemaphore(value: 0)
+  Thread {
+    body()
+    done.signal()
+  }.start()
+  return done
+}
+
+@Suite("Convergence: every member ends at the chain's latest value", .serialized)
+struct ConvergenceTests {
+  @Test("a tracked member's re-reads on two threads deliver the latest value last")
+  func concurrentRereadsDeliverTheLatestLast() {
+    let sums = Sums()
+    let gauge = Gauge()
+    let chain = Bind.in(sums, \.sum).out(gauge, \.value)
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    // Held in the getter: the other thread's re-read, once it has read 1.
+    sums.hook.withLock {
+      $0 = { value in
+        guard value == 1 else { return }
+        entered.signal()
+        proceed.wait()
+      }
+    }
+    let done = startThread { sums.a = 1 }
+    entered.wait()  // the other thread has read 1 and not delivered it yet
+    sums.b = 10  // this thread never waits for it: the re-read is queued for it
+    proceed.signal()
+    done.wait()
+    sums.hook.withLock { $0 = nil }
+    #expect(sums.sum == 11)
+    #expect(gauge.value == 11)
+    #expect(chain.currentValue == 11)
+    chain.unbind()
+  }
+
+  @Test(
+    "a dependency changed while the member is being bound is delivered",
+    arguments: 1...4)
+  func dependencyChangedWhileBinding(heldRead: Int) {
+    let sums = Sums()
+    // Bound once before: the properties have their tokens (installing one is not raced here).
+    Bind.in(sums, \.sum).unbind()
+    let gauge = Gauge()
+    let reads = Mutex(0)
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let isBinding = Mutex(true)
+    sums.hook.withLock {
+      $0 = { _ in
+        let read = reads.withLock {
+          $0 += 1
+          return $0
+        }
+        guard read == heldRead, isBinding.withLock({ $0 }) else { return }
+        entered.signal()
+        proceed.wait()
+      }
+    }
+    let binding = Mutex<Chain<Int>?>(nil)
+    let done = startThread { binding.withLock { $0 = Bind.in(sums, \.sum).out(gauge, \.value) } }
+    // Binding reads `sum` a few times; with fewer reads than `heldRead`, nothing is held.
+    let held = DispatchSemaphore(value: 0)
+    let setter = startThread {
+      entered.wait()
+      sums.a = 5  // while the binding thread is inside read number `heldRead`
+      proceed.signal()
+      held.signal()
+    }
+    done.wait()
+    isBinding.withLock { $0 = false }
+    if reads.withLock({ $0 }) < heldRead {
+      entered.signal()
+      setter.wait()
+      return
+    }
+    held.wait()
+    setter.wait()
+    sums.hook.withLock { $0 = nil }
+    #expect(sums.sum == 5)
+    #expect(gauge.value == 5)
+    binding.withLock { $0?.unbind() }
+  }
+
+  @Test("another thread's change of a nested link is not taken for the chain's own write")
+  func anotherThreadsChangeIsNotAnEcho() {
+    let outer = Outer()
+    let source = Source()
+    let chain = Bind.inout(source, \.text).inout(outer, \.inner.text)
+    #expect(outer.inner.text == "")
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let first = outer.inner
+    // Held as the chain writes "typed" into the nested path, before the store.
+    first.hook.withLock {
+      $0 = { newValue in
+        guard newValue == "typed" else { return }
+        entered.signal()
+        proceed.wait()
+      }
+    }
+    let delivering = startThread { source.text = "typed" }
+    entered.wait()
+    outer.inner = Inner("replaced")  // this thread replaces the link meanwhile
+    proceed.signal()
+    delivering.wait()
+    first.hook.withLock { $0 = nil }
+    // The chain ends at what the path reads now: the new link's value, everywhere.
+    #expect(outer.inner.text == "replaced")
+    #expect(chain.currentValue == "replaced")
+    #expect(source.text == "replaced")
+    chain.unbind()
+  }
+
+  @Test("a sink added while another thread delivers gets its first call first, then each change")
+  func sinkAddedDuringAnotherThreadsDelivery() {
+    let source = Counter()
+    let chain = Bind.in(source, \.n)
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    chain.out(key: "hold") { value in
+      guard value == 1 else { return }
+      entered.signal()
+      proceed.wait()
+    }
+    let delivering = startThread { source.n = 1 }
+    entered.wait()  // the other thread delivers 1, inside a sink
+    let calls = SinkCalls()
+    let adderInside = DispatchSemaphore(value: 0)
+    let adderProceed = DispatchSemaphore(value: 0)
+    let adderThread = Mutex<Thread?>(nil)
+    // A third thread adds the sink; a call of it on that thread (its first call, made in place)
+    // is held there, so that the change below would reach the sink while it runs.
+    let adding = startThread {
+      adderThread.withLock { $0 = Thread.current }
+      chain.out(key: "late") { value in
+        calls.enter(value)
+        if adderThread.withLock({ $0 }) == Thread.current {
+          adderInside.signal()
+          adderProceed.wait()
+        }
+        calls.leave()
+      }
+      adderInside.signal()  // added without a call on this thread
+    }
+    adderInside.wait()
+    proceed.signal()
+    delivering.wait()
+    source.n = 2
+    adderProceed.signal()
+    adding.wait()
+    #expect(!calls.overlapped)
+    #expect(calls.values == [1, 2])
+    chain.unbind()
+  }
+
+  @Test("a list sink added while another thread delivers gets changes that chain")
+  func listSinkAddedDuringAnotherThreadsDelivery() {
+    let feed = Feed()
+    let chain = Bind.in(feed, \.items)
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    chain.out(key: "hold") { items in
+      guard items == [1] else { return }
+      entered.signal()
+      proceed.wait()
+    }
+    let delivering = startThread { feed.items = [1] }
+    entered.wait()
+    let changes = Mutex<[ListChange<Int>]>([])
+    chain.outChanges(key: "rows") { change in changes.withLock { $0.append(change) } }
+    proceed.signal()
+    delivering.wait()
+    feed.items = [1, 2]
+    feed.items = [2]
+    let seen = changes.withLock { $0 }
+    #expect(seen.first?.isInitial == true)
+    for (previous, next) in zip(seen, seen.dropFirst()) {
+      #expect(next.old == previous.new)
+    }
+    #expect(seen.last?.new == [2])
+    chain.unbind()
+  }
+
+  @Test("a feedback loop is reported after 10 000 changes, and the chain stays usable")
+  func feedbackLoopIsReported() {
+    let text = Source()
+    let gauge = Field()
+    let log = ErrorLog()
+    let calls = Mutex(0)
+    let chain = Bind.inout(text, \.text).onError(log.handler).out(gauge, \.text)
+      .out(key: "normalize") { value in
+        calls.withLock { $0 += 1 }
+        text.text = value.uppercased()  // sets its source unconditionally: every set is a change
+      }
+    #expect(log.errors.map(\.cause) == [.feedbackLoop])
+    #expect(log.errors.first?.member == "Source.text")
+    #expect(calls.withLock { $0 } == 10_001)
+    chain.removeOut(key: "normalize")
+    text.text = "ok"
+    #expect(gauge.text == "ok")
+    #expect(chain.isActive)
+    chain.unbind()
+  }
+}
+
+@Suite("Convergence: a refused addition changes nothing", .serialized)
+struct RefusedAdditionTests {
+  @Test("a member refused on the main actor does not isolate the chain")
+  @MainActor
+  func refusedMemberDoesNotIsolate() {
+    let source = Counter()
+    let chain = nonisolatedChain(source)
+    let log = ErrorLog()
+    chain.onErrorNonisolated(log.handler)
+    chain.in(Computed(), \.twice)  // not observable, not writable: refused
+    #expect(log.errors.map(\.cause) == [.notObservableOrWritable])
+    let seenOnThread = Mutex(-1)
+    let gauge = Gauge()
+    nonisolatedOut(chain, gauge)
+    startThread {
+      source.n = 7
+      seenOnThread.withLock { $0 = gauge.value }  // delivered on this thread, synchronously
+    }.wait()
+    #expect(seenOnThread.withLock { $0 } == 7)
+    chain.unbind()
+  }
+}
+
+private final class Counter: @unchecked Sendable {
+  @Bound var n = 0
+}
+
+private final class Feed: @unchecked Sendable {
+  @Bound var items: [Int] = []
+}
+
+private final class Computed {
+  var base = 1
+  var twice: Int { base * 2 }
+}
+
+private func nonisolatedChain(_ source: Counter) -> Chain<Int> {
+  Bind.in(source, \.n)
+}
+
+extension Chain {
+  fileprivate nonisolated func onErrorNonisolated(_ handler: @escaping (BindingError) -> Void) {
+    onError(handler)
+  }
+}
+
+private nonisolated func nonisolatedOut(_ chain: Chain<Int>, _ gauge: Gauge) {
+  chain.out(gauge, \.value)
+}
