@@ -10,15 +10,16 @@ import Testing
 // sender reads now. The seed of a failing run is in the failure's message; set
 // CHAINBIND_CONVERGENCE_SEED to replay one, CHAINBIND_CONVERGENCE_STEPS for longer runs.
 
-/// A nested link. Its `n` is guarded by its node's `innerLock`.
+/// A nested link; its `n` is guarded by its node's `innerLock`.
 private final class Leaf: @unchecked Sendable {
   @Bound var n: Int
   init(_ n: Int) { self.n = n }
 }
 
-/// A source object. The test's threads confine it as a user would: `n` behind `nLock`, the
-/// link and the link's value behind `innerLock`. Recursive: a set delivers, and a delivery may
-/// read `total` on the same thread.
+/// A source object, confined by the test's threads as a user would confine it.
+///
+/// `n` is behind `nLock`, the link and the link's value behind `innerLock`. The locks are
+/// recursive: a set delivers, and a delivery may read `total` on the same thread.
 private final class Node: @unchecked Sendable {
   let nLock = NSRecursiveLock()
   let innerLock = NSRecursiveLock()
