@@ -38,7 +38,7 @@ private final class Receiver: @unchecked Sendable {
 
 /// The last value each sink got.
 private final class SinkLog: Sendable {
-  private let last = Mutex<[String: Int]>([:])
+  private let last = LockedBox<[String: Int]>([:])
   func record(_ key: String, _ value: Int) { last.withLock { $0[key] = value } }
   func removeAll(_ key: String) { _ = last.withLock { $0.removeValue(forKey: key) } }
   var values: [String: Int] { last.withLock { $0 } }
@@ -51,7 +51,7 @@ private final class Tracked: @unchecked Sendable {
   let node: Node
   let kind: Kind
   let chain: Chain<Int>
-  let receivers = Mutex<[Receiver]>([])
+  let receivers = LockedBox<[Receiver]>([])
 
   init(node: Node, kind: Kind) {
     self.node = node

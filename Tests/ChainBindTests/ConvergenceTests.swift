@@ -13,7 +13,7 @@ import Testing
 private final class Sums: @unchecked Sendable {
   @Bound var a = 0
   @Bound var b = 0
-  let hook = Mutex<(@Sendable (Int) -> Void)?>(nil)
+  let hook = LockedBox<(@Sendable (Int) -> Void)?>(nil)
   var sum: Int {
     let value = a + b
     hook.withLock { $0 }?(value)
@@ -27,7 +27,7 @@ private final class Gauge: @unchecked Sendable {
 }
 
 private final class Inner: @unchecked Sendable {
-  let hook = Mutex<(@Sendable (String) -> Void)?>(nil)
+  let hook = LockedBox<(@Sendable (String) -> Void)?>(nil)
   @Bound var text: String {
     willSet { hook.withLock { $0 }?(newValue) }
   }
@@ -48,7 +48,7 @@ private final class Field: @unchecked Sendable {
 
 /// Calls of a sink: the values in order, and whether two calls ever overlapped.
 private final class SinkCalls: Sendable {
-  private let state = Mutex<(values: [Int], inside: Int, overlapped: Bool)>(([], 0, false))
+  private let state = LockedBox<(values: [Int], inside: Int, overlapped: Bool)>(([], 0, false))
   func enter(_ value: Int) {
     state.withLock {
       $0.values.append(value)
@@ -108,10 +108,10 @@ struct ConvergenceTests {
     // Bound once before: the properties have their tokens (installing one is not raced here).
     Bind.in(sums, \.sum).unbind()
     let gauge = Gauge()
-    let reads = Mutex(0)
+    let reads = LockedBox(0)
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
-    let isBinding = Mutex(true)
+    let isBinding = LockedBox(true)
     sums.hook.withLock {
       $0 = { _ in
         let read = reads.withLock {
@@ -123,7 +123,7 @@ struct ConvergenceTests {
         proceed.wait()
       }
     }
-    let binding = Mutex<Chain<Int>?>(nil)
+    let binding = LockedBox<Chain<Int>?>(nil)
     let done = startThread { binding.withLock { $0 = Bind.in(sums, \.sum).out(gauge, \.value) } }
     // Binding reads `sum` a few times; with fewer reads than `heldRead`, nothing is held.
     let held = DispatchSemaphore(value: 0)
@@ -194,7 +194,7 @@ struct ConvergenceTests {
     let calls = SinkCalls()
     let adderInside = DispatchSemaphore(value: 0)
     let adderProceed = DispatchSemaphore(value: 0)
-    let adderThread = Mutex<Thread?>(nil)
+    let adderThread = LockedBox<Thread?>(nil)
     // A third thread adds the sink; a call of it on that thread (its first call, made in place)
     // is held there, so that the change below would reach the sink while it runs.
     let adding = startThread {
@@ -233,7 +233,7 @@ struct ConvergenceTests {
     }
     let delivering = startThread { feed.items = [1] }
     entered.wait()
-    let changes = Mutex<[ListChange<Int>]>([])
+    let changes = LockedBox<[ListChange<Int>]>([])
     chain.outChanges(key: "rows") { change in changes.withLock { $0.append(change) } }
     proceed.signal()
     delivering.wait()
@@ -253,7 +253,7 @@ struct ConvergenceTests {
     let text = Source()
     let gauge = Field()
     let log = ErrorLog()
-    let calls = Mutex(0)
+    let calls = LockedBox(0)
     let chain = Bind.inout(text, \.text).onError(log.handler).out(gauge, \.text)
       .out(key: "normalize") { value in
         calls.withLock { $0 += 1 }
@@ -281,7 +281,7 @@ struct RefusedAdditionTests {
     chain.onErrorNonisolated(log.handler)
     chain.in(Computed(), \.twice)  // not observable, not writable: refused
     #expect(log.errors.map(\.cause) == [.notObservableOrWritable])
-    let seenOnThread = Mutex(-1)
+    let seenOnThread = LockedBox(-1)
     let gauge = Gauge()
     nonisolatedOut(chain, gauge)
     startThread {

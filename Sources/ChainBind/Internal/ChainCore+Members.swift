@@ -206,6 +206,8 @@ extension ChainCore {
     }
     // The registry links the token to the member once the member is attached, under its lock.
     if let probe, probe.installed { member.token = probe.memberToken }
+    // Skipped by deliveries until its initial sync is done (`syncNewMember`).
+    if member.role.receives && !isHead { member.pendingChanges.store(1, ordering: .relaxed) }
     switch registry.attach(member, object: object, sharing: sharing, isPlain: foundPlain) {
     case .attached: break
     case .chainInactive:
@@ -229,16 +231,9 @@ extension ChainCore {
       trackControl(object, member: member)
       carried?(member)
     }
-    // Initial sync, now (Docs/Semantics.md, "Initial sync"), and, when another thread
-    // delivers meanwhile, again in the delivery's order: the member ends at the chain's latest
-    // value. The head is where the current value came from.
-    if member.role.receives && !isHead {
-      serialize(toActor: false, alsoNow: true) { [self] in
-        guard member.isAttached else { return }
-        var dead: [Member] = []
-        write(currentValue, to: member, dead: &dead)
-      }
-    }
+    // Initial sync (Docs/Semantics.md, "Initial sync"); the head is where the current value
+    // came from.
+    if member.role.receives && !isHead { syncNewMember(member) }
     // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}
   }

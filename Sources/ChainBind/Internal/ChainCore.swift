@@ -160,7 +160,7 @@ class AnyChain: @unchecked Sendable {
   }
 
   // Runs `work` as part of the chain's one-at-a-time delivery (ChainCore).
-  func serialize(toActor: Bool, alsoNow: Bool = false, _ work: @escaping () -> Void) { work() }
+  func serialize(toActor: Bool, _ work: @escaping () -> Void) { work() }
 
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }
@@ -872,9 +872,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // once when no thread delivers (this thread then delivers what `work` causes) or this thread
   // does; otherwise it is queued for the thread that delivers, which never waits for it.
   // `toActor`: in a chain isolated to an actor, off the actor, `work` is queued for the actor.
-  // `alsoNow`: when queued, `work` also runs now, on this thread (a new member's initial sync,
-  // which its caller expects done; the queued run then writes the value current in its turn).
-  override func serialize(toActor: Bool, alsoNow: Bool = false, _ work: @escaping () -> Void) {
+  override func serialize(toActor: Bool, _ work: @escaping () -> Void) {
     if toActor, isIsolated, let isolation, !isolation.isActorGone, !isolation.isCurrent {
       isolation.enqueue(from: nil, in: self) { self.serialize(toActor: false, work) }
       return
@@ -888,14 +886,36 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
     if deliverer != 0 {
       enqueue(work: work)
-      lock.unlock()
-      if alsoNow { work() }
-      return
+      return lock.unlock()
     }
     deliverer = thread
     runQueuedWork(work, isOwn: true)
     var dead: [Member] = []
     finishDelivery(dead: &dead)
+  }
+
+  // The initial sync of `member`, a new receiving member that deliveries skip until it is done
+  // (its `pendingChanges` counts it, so no other thread writes it meanwhile). Done now, on this
+  // thread, as its caller expects (Docs/Semantics.md, "Initial sync"); when another thread
+  // delivers meanwhile, finished in the delivery's order, where it gets the latest value.
+  func syncNewMember(_ member: Member) {
+    lock.lock()
+    guard isActive, deliverer != 0, deliverer != currentThreadID() else {
+      lock.unlock()
+      return serialize(toActor: false) { [self] in finishSync(of: member) }
+    }
+    let value = current
+    lock.unlock()
+    var dead: [Member] = []
+    if member.isAttached { write(value, to: member, dead: &dead) }
+    serialize(toActor: false) { [self] in finishSync(of: member) }
+  }
+
+  private func finishSync(of member: Member) {
+    member.pendingChanges.subtract(1, ordering: .relaxed)
+    guard member.isAttached else { return }
+    var dead: [Member] = []
+    write(currentValue, to: member, dead: &dead)
   }
 
   // Writes `value` into one member (a revert, or the initial sync of a new member).

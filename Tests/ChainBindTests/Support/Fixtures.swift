@@ -1,4 +1,5 @@
 @_spi(Testing) import ChainBind
+import Foundation
 import Testing
 
 // Shared test objects. Each counts its writes, so tests can prove that something did not happen.
@@ -125,5 +126,20 @@ struct SplitMix64: RandomNumberGenerator {
 
   mutating func pick<Element>(_ elements: [Element]) -> Element {
     elements[below(elements.count)]
+  }
+}
+
+/// A value behind an `NSLock`: ThreadSanitizer sees its pthread mutex, where it does not see
+/// the futex `Mutex` parks threads with on Linux.
+final class LockedBox<Value>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value: Value
+
+  init(_ value: Value) { self.value = value }
+
+  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body(&value)
   }
 }
