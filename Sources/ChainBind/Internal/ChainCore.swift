@@ -44,7 +44,9 @@ class AnyChain: @unchecked Sendable {
   // leaves meanwhile stays alive until then.
   @usableFromInline @exclusivity(unchecked) var hasRetired = false
   // Guarded by `lock`: the delivering thread runs work (ChainCore.serialize).
-  @exclusivity(unchecked) final var isRunningWork = false
+  @usableFromInline @exclusivity(unchecked) final var isRunningWork = false
+  // Guarded by `lock`: the work running may deliver its one change nested (a re-read).
+  @exclusivity(unchecked) final var nestsTurn = false
   @exclusivity(unchecked) final var isRunningOwnWork = false
   // Guarded by the registry's lock: the chain is counted among its active chains.
   @exclusivity(unchecked) var isCounted = false
@@ -159,8 +161,31 @@ class AnyChain: @unchecked Sendable {
     lock.run { deliverer == currentThreadID() }
   }
 
-  // Runs `work` as part of the chain's one-at-a-time delivery (ChainCore).
-  func serialize(toActor: Bool, _ work: @escaping () -> Void) { work() }
+  // Runs work as part of the chain's one-at-a-time delivery (ChainCore): `now` when it runs on
+  // this thread (told whether this thread was already delivering), `later()`, made under the
+  // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work makes is delivered at once,
+  // nested in it (`takesNestedTurn`).
+  func serialize(
+    toActor: Bool, nests: Bool = true, now: (_ isDeliveringHere: Bool) -> Void,
+    later: () -> (() -> Void)?
+  ) { now(false) }
+
+  final func serialize(toActor: Bool, _ work: @escaping () -> Void) {
+    serialize(toActor: toActor, nests: false, now: { _ in work() }, later: { work })
+  }
+
+  // Chain lock held; `deliverer` is set. Whether the change this thread makes now is delivered
+  // at once, nested in the work it runs: the work's first change, when nothing of the work went
+  // into the queue yet and no filter can hand the delivery to an actor. Then, until
+  // `endNestedTurn`, changes go into the queue as from a turn.
+  @usableFromInline
+  final func takesNestedTurn() -> Bool {
+    guard nestsTurn, deliverer == currentThreadID(), extrasStorage?.insertion == nil,
+      filterCount == 0, !isIsolated
+    else { return false }
+    isRunningWork = false
+    return true
+  }
 
   // Registry lock held.
   func markInactive() { active.store(false, ordering: .releasing) }
@@ -462,6 +487,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return
     }
     if isDelivering {
+      if _slowPath(isRunningWork) && takesNestedTurn() { return deliverNested(from: origin, value) }
       enqueue(origin: origin, value: value)
       lock.unlock()
       return
@@ -474,6 +500,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return
     }
     finishDelivery(dead: &dead)
+  }
+
+  // Chain lock held; unlocks. The turn of a change that work this thread runs made: delivered
+  // now, as the queue would deliver it next (`takesNestedTurn`), without queueing it.
+  @inlinable
+  @inline(never)
+  final func deliverNested(from origin: Member, _ value: Value) {
+    var dead: [Member] = []
+    _ = runTurn(from: origin, value, dead: &dead)
+    if !dead.isEmpty { registry.prune(dead) }
   }
 
   // Chain lock held. Whether this thread may deliver the change: it may when the change was
@@ -588,6 +624,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     lock.lock()
     isRunningWork = false
     isRunningOwnWork = false
+    nestsTurn = false
     extrasStorage?.insertion = nil
     lock.unlock()
   }
@@ -872,8 +909,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // once when no thread delivers (this thread then delivers what `work` causes) or this thread
   // does; otherwise it is queued for the thread that delivers, which never waits for it.
   // `toActor`: in a chain isolated to an actor, off the actor, `work` is queued for the actor.
-  override func serialize(toActor: Bool, _ work: @escaping () -> Void) {
+  override func serialize(
+    toActor: Bool, nests: Bool = true, now: (_ isDeliveringHere: Bool) -> Void,
+    later: () -> (() -> Void)?
+  ) {
     if toActor, isIsolated, let isolation, !isolation.isActorGone, !isolation.isCurrent {
+      guard let work = later() else { return }
       isolation.enqueue(from: nil, in: self) { self.serialize(toActor: false, work) }
       return
     }
@@ -882,14 +923,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     let thread = currentThreadID()
     if deliverer == thread {
       lock.unlock()
-      return work()
+      return now(true)
     }
     if deliverer != 0 {
-      enqueue(work: work)
+      // nil: merged into work queued already.
+      if let work = later() { enqueue(work: work) }
       return lock.unlock()
     }
     deliverer = thread
-    runQueuedWork(work, isOwn: true)
+    nestsTurn = nests
+    runQueuedWork({ now(false) }, isOwn: true)
     var dead: [Member] = []
     finishDelivery(dead: &dead)
   }

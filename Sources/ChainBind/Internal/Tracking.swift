@@ -21,9 +21,13 @@ final class DependencyCollector {
   // value is read, so that a change made at any moment after that leads to a re-read
   // (Docs/Semantics.md, "Tracked sources").
   private let source: TrackedSource?
+  // What `source` observed before this read: those need no new observation. Addresses only:
+  // never used as references.
+  private let observed: ContiguousArray<Unmanaged<BoundToken>>
 
   init(source: TrackedSource? = nil) {
     self.source = source
+    observed = source?.dependencies ?? []
   }
 
   // A @Bound property was read: observe it through its storage's token. Returns the token to
@@ -32,7 +36,12 @@ final class DependencyCollector {
     let token = existing ?? BoundToken()
     if !tokens.contains(where: { $0 === token }) {
       tokens.append(token)
-      source?.observeNow(token)
+      // By address, unretained: a token observed before may have died meanwhile (then one at
+      // the same address is observed by the read's `observe`, a little later).
+      let address = Unmanaged.passUnretained(token).toOpaque()
+      if let source, !observed.contains(where: { $0.toOpaque() == address }) {
+        source.observeNow(token)
+      }
     }
     return existing == nil ? token : nil
   }
@@ -64,6 +73,8 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) var isEchoRead = false
 
   var member: Member? { state.withLock { $0.member } }
+  // The tokens observed now (unretained: see the type's comment).
+  var dependencies: ContiguousArray<Unmanaged<BoundToken>> { state.withLock { $0.dependencies } }
   // Reads the member's key path again, collecting its dependencies; sends the value when it
   // differs from the last one and `sending` is true. Returns the tokens read.
   private let reread: (TrackedSource, _ sending: Bool) -> [BoundToken]?
@@ -74,21 +85,21 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   // Observes `tokens` (alive: the caller holds them) and stops observing the rest. Lock order:
-  // this source's lock, then a token's.
+  // this source's lock, then a token's. A token in `dependencies` may be in its deinit, waiting
+  // in `tokenEnded` for this lock: it is compared by address and used without a retain.
   func observe(_ tokens: [BoundToken]) {
+    let addresses = tokens.map { Unmanaged.passUnretained($0).toOpaque() }
     state.withLock { state in
       guard state.member != nil else { return }
       let old = state.dependencies
-      if old.count == tokens.count
-        && zip(old, tokens).allSatisfy({ $0.toOpaque() == Unmanaged.passUnretained($1).toOpaque() })
-      {
+      if old.count == tokens.count && zip(old, addresses).allSatisfy({ $0.toOpaque() == $1 }) {
         return  // the same properties as last time: nothing to change
       }
-      for dependency in old
-      where !tokens.contains(where: { $0 === dependency.takeUnretainedValue() }) {
-        dependency.takeUnretainedValue().removeObserver(self)
+      for dependency in old where !addresses.contains(dependency.toOpaque()) {
+        dependency._withUnsafeGuaranteedRef { $0.removeObserver(self) }
       }
-      for token in tokens where !old.contains(where: { $0.takeUnretainedValue() === token }) {
+      for token in tokens
+      where !old.contains(where: { $0.toOpaque() == Unmanaged.passUnretained(token).toOpaque() }) {
         token.addObserver(self)
       }
       state.dependencies = ContiguousArray(tokens.map { Unmanaged.passUnretained($0) })
@@ -98,9 +109,9 @@ final class TrackedSource: @unchecked Sendable {
   // The read in progress reached `token` (alive: the collector holds it): observe it now. The
   // read's `observe` keeps it, or stops observing it when the read did not use it after all.
   func observeNow(_ token: BoundToken) {
+    let address = Unmanaged.passUnretained(token).toOpaque()
     state.withLock { state in
-      guard state.member != nil,
-        !state.dependencies.contains(where: { $0.takeUnretainedValue() === token })
+      guard state.member != nil, !state.dependencies.contains(where: { $0.toOpaque() == address })
       else { return }
       token.addObserver(self)
       state.dependencies.append(Unmanaged.passUnretained(token))
@@ -113,7 +124,7 @@ final class TrackedSource: @unchecked Sendable {
     state.withLock { state in
       state.member = nil
       for dependency in state.dependencies {
-        dependency.takeUnretainedValue().removeObserver(self)
+        dependency._withUnsafeGuaranteedRef { $0.removeObserver(self) }
       }
       state.dependencies = []
     }
@@ -122,24 +133,33 @@ final class TrackedSource: @unchecked Sendable {
   // One of the observed properties was set, on this thread.
   func dependencyChanged() {
     guard let member, member.isAttached else { return }
+    // The re-read is part of the chain's delivery: one at a time with its other changes, so the
+    // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
+    // Re-reads waiting for this member merge into one.
+    member.chain.serialize(
+      toActor: true, now: { isDeliveringHere in reread(member, isDeliveringHere) },
+      later: {
+        guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+        return {
+          self.isRereadQueued.store(false, ordering: .releasing)
+          self.reread(member, false)
+        }
+      })
+  }
+
+  private func reread(_ member: Member, _ isDeliveringHere: Bool) {
     // The chain writing through the member's own path, on this thread: its first notification
     // is not a change (no echo), but the value and the properties read are refreshed. As for a
     // one-step member, a setter that sets again (a clamp) is a change. The same property set
     // meanwhile by another thread is a change (Docs/Semantics.md, "Re-entrancy").
-    if member.chain.isDeliveringHere && member.isWriting {
+    if isDeliveringHere && member.isWriting {
       member.isWriting = false
       // Sent only when it is not what the delivery wrote: another thread may have changed the
       // path since (ChainCore.enqueue).
       isEchoRead = true
       read(sending: true)
       isEchoRead = false
-      return
-    }
-    // The re-read is part of the chain's delivery: one at a time with its other changes, so the
-    // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
-    guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    member.chain.serialize(toActor: true) { [self] in
-      isRereadQueued.store(false, ordering: .releasing)
+    } else {
       read(sending: true)
     }
   }
@@ -227,8 +247,13 @@ extension ChainCore {
       let (value, tokens) = Tracking.collect(for: source) {
         read(unsafeDowncast(object, to: Object.self))
       }
+      // Reads are one at a time (inside the chain's delivery): swapped in one hold.
+      let previous = last.withLock { last -> Target? in
+        defer { last = value }
+        return last
+      }
       let changed: Bool
-      if var previous = last.withLock({ $0 }), let equatable {
+      if var previous, let equatable {
         var current = value
         changed = !withUnsafeMutablePointer(to: &previous) { previous in
           withUnsafeMutablePointer(to: &current) { equatable.bindIsEqual(previous, $0) }
@@ -237,11 +262,6 @@ extension ChainCore {
         // The first read, or a value that is not `Equatable`: every read is a change.
         changed = true
       }
-      let replaced = last.withLock { last -> Target? in
-        defer { last = value }
-        return last
-      }
-      withExtendedLifetime(replaced) {}
       if changed && sending, let send = member.send {
         withUnsafePointer(to: value) { send(nil, $0, member) }
       }
