@@ -35,6 +35,7 @@
 //                                               rows, DifferenceKit's benchmark case: 1 000
 //                                               removed, 1 000 inserted, 200 moved, every
 //                                               100th updated
+//   HotPathProfile stepsdk [N]                 as listdk, and the change's `steps` read
 //   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
 //                                               actor and set on it
 // An unknown mode prints the list of modes and exits with status 2.
@@ -299,6 +300,11 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     for _ in 0..<n / 1_000 {
       consume(ListChange(from: old, to: new).moved.count)
     }
+  case "stepsdk":
+    let (old, new) = differenceKitPair()
+    for _ in 0..<n / 1_000 {
+      consume(ListChange(from: old, to: new).steps.count)
+    }
   case "differencedk":
     let (old, new) = differenceKitPair()
     for _ in 0..<n / 1_000 {
@@ -338,7 +344,7 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let modes = [
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
       "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed", "churn",
-      "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "difference1",
+      "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
       "difference10", "differenceshuffle", "differencedk",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
