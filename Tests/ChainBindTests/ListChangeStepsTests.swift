@@ -44,7 +44,8 @@ private func edits<Element>(_ change: ListChange<Element>) -> Int {
   change.removed.count + change.inserted.count + change.moved.count + change.updated.count
 }
 
-/// `list` edited at random: rows inserted, removed, changed, moved, swapped, or all replaced.
+/// `list` edited at random: rows inserted, removed, changed, moved, shuffled, or all replaced.
+///
 /// Few ids and little text, so duplicate ids and equal rows are common.
 private func edited(_ list: [Item], _ random: inout SplitMix64) -> [Item] {
   var list = list
