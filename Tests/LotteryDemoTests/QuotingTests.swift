@@ -1,26 +1,10 @@
-import ChainBind
 import Testing
 
 @testable import LotteryDemo
 
-/// What a newcomer met in the first hour with the demo: each fixed, each pinned here.
-@Suite @MainActor struct NewcomerTests {
-  @Test func theScreenAfterADrawIsHeadedWithTheNextIssue() async {
-    let (_, console) = await runDemo(["--interactive"], input: "draw\nquit\n")
-    let lines = console.lines
-    let drawing = lines.firstIndex(of: "Drawing issue #1...")
-    let title = lines.firstIndex { $0.hasPrefix("| LOTTERY  next issue #2 ") }
-    #expect(drawing != nil)
-    #expect(title != nil)
-    #expect((drawing ?? 0) < (title ?? 0))
-    #expect(!lines.contains { $0.hasPrefix("| LOTTERY  issue #") })
-  }
-
-  @Test func helpSaysThatTypeAppendsToTheField() {
-    let line = LotterySession.helpText.split(separator: "\n").first { $0.contains("type <digits>") }
-    #expect(line?.contains("at the end of the win-code field") == true)
-  }
-
+/// How error messages quote what the user typed: whole when short, cut when long, so that a
+/// pasted page does not fill the screen again.
+@Suite @MainActor struct QuotingTests {
   struct LongArgument: CustomTestStringConvertible, Sendable {
     let line: String
     let expected: String
@@ -67,19 +51,5 @@ import Testing
   @Test func aShortArgumentIsQuotedWhole() {
     #expect(quoted("abc") == "'abc'")
     #expect(quoted(String(repeating: "a", count: 20)) == "'\(String(repeating: "a", count: 20))'")
-  }
-
-  @Test func theHistoryListMovesAndUpdatesARowStepByStep() {
-    let list = HistoryList()
-    let one = Draw(sn: 1, code: "111", winCode: "666")
-    let two = Draw(sn: 2, code: "222", winCode: "666")
-    let three = Draw(sn: 3, code: "333", winCode: "666")
-    list.apply(ListChange(from: [], to: [one, two, three]))
-    let newThree = Draw(sn: 3, code: "666", winCode: "666")
-    let change = ListChange(from: [one, two, three], to: [newThree, one, two])
-    #expect(change.updated == [0])
-    list.apply(change)
-    #expect(list.draws == [newThree, one, two])
-    #expect(list.lastChangeText == "#3 moved to 0, #3 updated")
   }
 }
