@@ -29,6 +29,15 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     case backConversionFailed(value: String, from: String, to: String)
     /// The chain was already unbound, so nothing was added to it.
     case chainInactive
+    /// The chain's head could not be bound (the error reported before this one says why), so
+    /// the chain was never active, and nothing was added to it.
+    ///
+    /// ```swift
+    /// final class Cart { var items = 0; var total: Int { items * 2 } }   // no @Bound
+    /// Bind.in(cart, \.total)           // .notObservableOrWritable: the head was not bound
+    ///   .out(label, \.text)            // .headNotBound: nothing was added
+    /// ```
+    case headNotBound
     /// The chain is isolated to the actor named `chain`, and this was added from the isolation
     /// of another actor, named `caller`. Nothing was added (Docs/Semantics.md, "Isolation").
     case isolationMismatch(chain: String, caller: String)
@@ -54,6 +63,9 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
           + " the change was dropped and the member keeps its value"
       case .chainInactive:
         return "the chain is no longer active (it was unbound); nothing was added"
+      case .headNotBound:
+        return "the chain never became active: its head could not be bound (see the error"
+          + " reported for it); nothing was added"
       case .isolationMismatch(let chain, let caller):
         return "the chain is isolated to \(chain) and this was added from \(caller);"
           + " nothing was added"

@@ -20,11 +20,15 @@ import Synchronization
 /// ```
 ///
 /// For `Identifiable` elements, elements are matched by `id`: a kept `id` whose element changed
-/// is updated, and kept `id`s whose order changed are moved, as few as possible. The same `id`s at
+/// is updated, moved or not (a table view moves a cell without rendering it again), and kept
+/// `id`s whose order changed are moved, as few as possible. The same `id`s at
 /// the start and at the end of both lists stay in place; between them, an `id` that occurs more
 /// than once is matched in order of occurrence: the first in `old` with the first in `new`, and so
 /// on. Other elements are matched by value, with the standard library's
 /// `difference(from:)` and the moves it infers; ``updated`` is then empty.
+///
+/// A mirror that is not a batch-updating table applies ``steps`` instead: the same change as edits
+/// made one at a time.
 public struct ListChange<Element> {
   /// The list before the change; empty for the initial call.
   public let old: [Element]
@@ -38,7 +42,7 @@ public struct ListChange<Element> {
   ///
   /// By ascending destination. A move is never in ``removed`` or ``inserted`` too.
   public let moved: [(from: Int, to: Int)]
-  /// Offsets in ``new`` of kept elements whose content changed, ascending.
+  /// Offsets in ``new`` of kept elements whose content changed, moved or not, ascending.
   public let updated: [Int]
   /// Whether this is the call made when the sink was added: ``old`` is empty and every offset
   /// of ``new`` is inserted.
@@ -159,12 +163,11 @@ extension ListChange where Element: Identifiable & Equatable {
     // new order. Every other kept element moves: as few moves as possible.
     let stays = Self.longestIncreasing(keptOld)
     var moved: [(from: Int, to: Int)] = []
+    // A moved element whose content changed is updated too: a table view moves a cell without
+    // rendering it again.
     for index in keptOld.indices {
-      if !stays[index] {
-        moved.append((from: keptOld[index], to: keptNew[index]))
-      } else if old[keptOld[index]] != new[keptNew[index]] {
-        updated.append(keptNew[index])
-      }
+      if !stays[index] { moved.append((from: keptOld[index], to: keptNew[index])) }
+      if old[keptOld[index]] != new[keptNew[index]] { updated.append(keptNew[index]) }
     }
     for offset in (new.count - suffix)..<new.count {
       if old[offset - new.count + old.count] != new[offset] { updated.append(offset) }

@@ -31,7 +31,7 @@ enum Command: Equatable {
     ("remote <0…1>", "set the win rate from a background thread (the operator's console)"),
     ("slide <0…1>", "drag the rate slider"),
     ("switch on|off", "flip the jackpot switch (on: rate 1.0, off: rate 0.1)"),
-    ("type <digits>", "type into the win-code field, one key at a time"),
+    ("type <digits>", "type at the end of the win-code field, one key at a time"),
     ("backspace", "delete the last character of the win-code field"),
     ("wincode <code>", "set the model's winning code (at most 3 digits)"),
     ("history", "list the past draws, newest first"),
@@ -58,7 +58,7 @@ enum Command: Equatable {
       let expected = "a number from 0 to 1, such as '\(name) 0.5'"
       let text = try oneArgument(expected: expected)
       guard let value = Double(text), value.isFinite, (0.0...1.0).contains(value) else {
-        throw CommandError("'\(name)' takes \(expected), not '\(text)'")
+        throw CommandError("'\(name)' takes \(expected), not \(quoted(text))")
       }
       return value
     }
@@ -74,7 +74,8 @@ enum Command: Equatable {
       switch try oneArgument(expected: expected).lowercased() {
       case "on": return .switchTo(isOn: true)
       case "off": return .switchTo(isOn: false)
-      case let other: throw CommandError("'switch' takes \(expected), not '\(other)'")
+      case let other:
+        throw CommandError("'switch' takes \(expected), not \(quoted(other))")
       }
     case "type": return .type(try oneArgument(expected: "the digits to type, such as 'type 777'"))
     case "backspace": return try noArgument(.backspace)
@@ -83,7 +84,9 @@ enum Command: Equatable {
         try oneArgument(expected: "a code of at most 3 digits, such as 'wincode 777'"))
     case "history": return try noArgument(.history)
     case "quit", "exit": return try noArgument(.quit)
-    default: throw CommandError("unknown command '\(words[0])'; type 'help' for the list")
+    default:
+      throw CommandError(
+        "unknown command \(quoted(words[0])); type 'help' for the list")
     }
   }
 
@@ -113,4 +116,17 @@ struct CommandError: Error, Equatable, CustomStringConvertible {
   init(_ description: String) {
     self.description = description
   }
+}
+
+/// The longest text an error message quotes whole.
+let quotedLimit = 20
+
+/// `text` in quotes, as an error message echoes it: cut after ``quotedLimit`` characters, with
+/// its length, when it is longer, so that a pasted page does not fill the screen again.
+///
+/// - Parameter text: What the user typed.
+/// - Returns: `'text'`, or `'first 20 characters…' (5000 characters)`.
+func quoted(_ text: String) -> String {
+  guard text.count > quotedLimit else { return "'\(text)'" }
+  return "'\(text.prefix(quotedLimit))…' (\(text.count) characters)"
 }

@@ -71,7 +71,7 @@ final class LotterySession {
       lottery.winCode = code
       if lottery.winCode != code {
         say(
-          "The model's winCode was set to '\(code)': rejected by the filter"
+          "The model's winCode was set to \(quoted(code)): rejected by the filter"
             + " (digits only, at most 3);"
             + " it stays '\(lottery.winCode)'.\n")
       }

@@ -33,14 +33,15 @@ struct Options: Equatable {
       case "--seed":
         let text = try value()
         guard let seed = UInt64(text) else {
-          throw OptionError("--seed takes a whole number from 0 to \(UInt64.max), not '\(text)'")
+          throw OptionError(
+            "--seed takes a whole number from 0 to \(UInt64.max), not \(quoted(text))")
         }
         self.seed = seed
       case "--rounds":
         let text = try value()
         guard let rounds = Int(text), (1...Self.maximumRounds).contains(rounds) else {
           throw OptionError(
-            "--rounds takes a whole number from 1 to \(Self.maximumRounds), not '\(text)'")
+            "--rounds takes a whole number from 1 to \(Self.maximumRounds), not \(quoted(text))")
         }
         self.rounds = rounds
         roundsGiven = true
@@ -51,8 +52,8 @@ struct Options: Equatable {
         guard attached == nil else { throw OptionError("\(name) takes no value") }
         showsHelp = true
       default:
-        if argument.hasPrefix("-") { throw OptionError("unknown option '\(name)'") }
-        throw OptionError("unexpected argument '\(argument)'")
+        if argument.hasPrefix("-") { throw OptionError("unknown option \(quoted(name))") }
+        throw OptionError("unexpected argument \(quoted(argument))")
       }
     }
     if isInteractive && roundsGiven && !showsHelp {

@@ -67,7 +67,7 @@ struct Screen {
   private func titleRow(base: String) -> StyledText {
     let title =
       StyledText("LOTTERY", style: "1", base: base)
-      + StyledText("  issue #\(view.snLabel.text)")
+      + StyledText("  next issue #\(view.snLabel.text)")
     let color = StyledText("background \(view.background.color.name)")
     return title.padded(to: Self.innerWidth - color.count) + color
   }

@@ -36,8 +36,10 @@ private final class Receiver: @unchecked Sendable {
   var value = -1
 }
 
-/// The last value each sink got. A removed sink is forgotten for good: a call that another
-/// thread's delivery had begun before the removal may still arrive, and is not checked.
+/// The last value each sink got.
+///
+/// A removed sink is forgotten for good: a call that another thread's delivery had begun before
+/// the removal may still arrive, and is not checked.
 private final class SinkLog: Sendable {
   private let last = LockedBox<(values: [String: Int], removed: Set<String>)>(([:], []))
   func record(_ key: String, _ value: Int) {

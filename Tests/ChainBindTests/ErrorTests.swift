@@ -64,6 +64,31 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect(log.errors.count == 1)
     }
 
+    @Test func addingToAChainWhoseHeadWasNotBoundSaysSoNotThatItWasUnbound() throws {
+      let plain = Plain()
+      let target = Plain()
+      let log = ErrorLog()
+      let chain = Bind.in(plain, \.readOnlyInt).onError(log.handler)
+        .out(target, \.int)
+        .out(key: "sink") { _ in }
+        .filter { _ in true }
+      #expect(log.errors.map(\.cause) == [.headNotBound, .headNotBound, .headNotBound])
+      #expect(chain.isActive == false)
+      let text = try #require(log.errors.first).description
+      #expect(text.contains("its head could not be bound"))
+      #expect(!text.contains("unbound"))
+    }
+
+    @Test func addingToAnUnboundChainSaysItWasUnbound() {
+      let model = Model()
+      let target = Plain()
+      let log = ErrorLog()
+      let chain = Bind.in(model, \.int).onError(log.handler)
+      chain.unbind()
+      chain.out(target, \.int)
+      #expect(log.errors.map(\.cause) == [.chainInactive])
+    }
+
     @Test func boundAndControlSendersReportNothing() {
       let model = Model()
       let other = Model()

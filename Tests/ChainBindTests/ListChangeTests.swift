@@ -20,6 +20,27 @@ private func apply<Element>(_ change: ListChange<Element>) -> [Element] {
   return list
 }
 
+/// Applies `change` to its `old` list as a table view does: deletes, then inserts (a moved cell
+/// keeps its old content), then reloads the updated rows with `new`'s elements.
+private func applyAsTable<Element>(_ change: ListChange<Element>) -> [Element] {
+  var cells = change.old
+  var movedCells: [Int: Element] = [:]
+  for move in change.moved { movedCells[move.to] = change.old[move.from] }
+  for offset in (change.removed + change.moved.map(\.from)).sorted(by: >) {
+    cells.remove(at: offset)
+  }
+  for offset in (change.inserted + change.moved.map(\.to)).sorted() {
+    cells.insert(movedCells[offset] ?? change.new[offset], at: offset)
+  }
+  for offset in change.updated { cells[offset] = change.new[offset] }
+  return cells
+}
+
+/// A list of rows with few ids (duplicates likely) and little text (equal rows likely).
+private func randomRows(_ random: inout SplitMix64, count: Int) -> [Row] {
+  (0..<count).map { _ in Row(id: random.below(8), text: random.pick(["a", "b"])) }
+}
+
 /// The fewest moves that turn the kept ids' old order into their new order: how many are not
 /// in a longest increasing run (quadratic, independent of the library's method).
 private func fewestMoves(_ old: [Row], _ new: [Row]) -> Int {
@@ -64,6 +85,42 @@ struct ListChangeTests {
     #expect(change.updated == [1])
     #expect(change.isEmpty == false)
     #expect(apply(change) == new)
+  }
+
+  @Test("a moved row whose content changed is moved and updated")
+  func movedAndUpdated() {
+    let old = [Row(id: 1, text: "a"), Row(id: 2, text: "b"), Row(id: 3, text: "c")]
+    let new = [Row(id: 3, text: "c′"), Row(id: 1, text: "a"), Row(id: 2, text: "b")]
+    let change = ListChange(from: old, to: new)
+    #expect(change.moved.map(\.from) == [2])
+    #expect(change.moved.map(\.to) == [0])
+    #expect(change.updated == [0])
+    #expect(change.removed.isEmpty && change.inserted.isEmpty)
+    #expect(apply(change) == new)
+    #expect(applyAsTable(change) == new)
+  }
+
+  @Test("a table that moves cells with their old content, then reloads, ends at new")
+  func tableBatchUpdate() {
+    var random = SplitMix64(seed: 2_020)
+    for _ in 0..<3_000 {
+      let old = randomRows(&random, count: random.below(10))
+      var new = random.chance(30) ? randomRows(&random, count: random.below(10)) : old
+      for _ in 0..<random.below(4) where !new.isEmpty {
+        switch random.below(3) {
+        case 0: new[random.below(new.count)].text += "!"
+        case 1:
+          let row = new.remove(at: random.below(new.count))
+          new.insert(row, at: random.below(new.count + 1))
+        default: new.swapAt(random.below(new.count), random.below(new.count))
+        }
+      }
+      let change = ListChange(from: old, to: new)
+      #expect(applyAsTable(change) == new, "\(old) → \(new)")
+      #expect(apply(change) == new, "\(old) → \(new)")
+      #expect(change.updated == change.updated.sorted())
+      #expect(Set(change.updated).count == change.updated.count)
+    }
   }
 
   @Test("moving one row is one move")

@@ -629,6 +629,7 @@ private final class Recorder {
     case .conversionFailed: errors.append("conversionFailed")
     case .backConversionFailed: errors.append("backConversionFailed")
     case .chainInactive: errors.append("chainInactive")
+    case .headNotBound: errors.append("headNotBound")
     case .isolationMismatch: errors.append("isolationMismatch")
     case .feedbackLoop: errors.append("feedbackLoop")
     }

@@ -91,4 +91,18 @@ import Testing
     #expect(listed.dropFirst().map { $0.split(separator: " ").first } == ["#4", "#3", "#2", "#1"])
     #expect(listed[1].hasSuffix("win code 666 WIN"))
   }
+
+  @Test func theHistoryListMovesAndUpdatesARowStepByStep() {
+    let list = HistoryList()
+    let one = Draw(sn: 1, code: "111", winCode: "666")
+    let two = Draw(sn: 2, code: "222", winCode: "666")
+    let three = Draw(sn: 3, code: "333", winCode: "666")
+    list.apply(ListChange(from: [], to: [one, two, three]))
+    let newThree = Draw(sn: 3, code: "666", winCode: "666")
+    let change = ListChange(from: [one, two, three], to: [newThree, one, two])
+    #expect(change.updated == [0])
+    list.apply(change)
+    #expect(list.draws == [newThree, one, two])
+    #expect(list.lastChangeText == "#3 moved to 0, #3 updated")
+  }
 }

@@ -112,4 +112,9 @@ import Testing
   func rejectsBadValues(_ line: String) {
     #expect(throws: CommandError.self) { try Command.parse(line) }
   }
+
+  @Test func helpSaysThatTypeAppendsToTheField() {
+    let line = LotterySession.helpText.split(separator: "\n").first { $0.contains("type <digits>") }
+    #expect(line?.contains("at the end of the win-code field") == true)
+  }
 }

@@ -33,4 +33,15 @@ import Testing
     #expect(console.output.contains("rolling"))
     #expect(console.pauses > 10)
   }
+
+  @Test func theScreenAfterADrawIsHeadedWithTheNextIssue() async {
+    let (_, console) = await runDemo(["--interactive"], input: "draw\nquit\n")
+    let lines = console.lines
+    let drawing = lines.firstIndex(of: "Drawing issue #1...")
+    let title = lines.firstIndex { $0.hasPrefix("| LOTTERY  next issue #2 ") }
+    #expect(drawing != nil)
+    #expect(title != nil)
+    #expect((drawing ?? 0) < (title ?? 0))
+    #expect(!lines.contains { $0.hasPrefix("| LOTTERY  issue #") })
+  }
 }

@@ -286,6 +286,11 @@ class AnyChain: @unchecked Sendable {
   // Reports to the handler in place now (taken under the lock, called after it); on the chain's
   // actor, later, when the chain is isolated to one and this runs elsewhere.
   func report(_ error: BindingError) {
+    // Never counted: released before its head joined, so nobody unbound it. `isCounted` no longer
+    // changes once the chain is inactive, which the caller saw (an acquiring load).
+    let error =
+      error.cause == .chainInactive && !isCounted
+      ? BindingError(chain: error.chain, member: error.member, cause: .headNotBound) : error
     guard let handler = lock.run({ extrasStorage?.errorHandler }) else {
       Bind.fallbackErrorHandler(error)
       return

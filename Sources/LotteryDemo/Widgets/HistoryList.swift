@@ -2,8 +2,9 @@ import ChainBind
 
 /// The list of past draws, newest first.
 ///
-/// Its rows change only by the list changes its chain delivers: rows are removed, inserted, moved
-/// and updated one by one, as a table view's batch update would.
+/// Its rows change only by the list changes its chain delivers, applied as the change's steps:
+/// rows are removed, moved, inserted and updated one at a time, as a list widget that is not a
+/// batch-updating table would.
 @MainActor
 final class HistoryList {
   /// The draws shown, one per row.
@@ -14,19 +15,15 @@ final class HistoryList {
   /// initial one.
   private(set) var lastChangeText = ""
 
-  /// Applies `change` to the rows: removes the removed rows and moves' sources (descending),
-  /// inserts the new list's elements at the insertions and moves' destinations (ascending), then
-  /// replaces the updated rows.
+  /// Applies `change` to the rows, one step at a time.
   func apply(_ change: ListChange<Draw>) {
-    for offset in (change.removed + change.moved.map(\.from)).sorted(by: >) {
-      draws.remove(at: offset)
-    }
-    // A moved row takes the new list's element: it may have changed on the way.
-    for offset in (change.inserted + change.moved.map(\.to)).sorted() {
-      draws.insert(change.new[offset], at: offset)
-    }
-    for offset in change.updated {
-      draws[offset] = change.new[offset]
+    for step in change.steps {
+      switch step {
+      case .remove(let offset): draws.remove(at: offset)
+      case .insert(let draw, let offset): draws.insert(draw, at: offset)
+      case .move(let from, let to): draws.insert(draws.remove(at: from), at: to)
+      case .update(let draw, let offset): draws[offset] = draw
+      }
     }
     lastChange = change
     lastChangeText = change.isInitial ? "" : Self.describe(change)

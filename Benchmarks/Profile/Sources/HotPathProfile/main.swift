@@ -30,6 +30,12 @@
 //                                               or 10 edits, or every row moved; difference1,
 //                                               difference10, differenceshuffle: the standard
 //                                               library's `difference(from:)` on the same lists
+//   HotPathProfile listdk|differencedk [N]    N / 1 000 `ListChange`s (differencedk: the
+//                                               standard library's `difference(from:)`) of 5 000
+//                                               rows, DifferenceKit's benchmark case: 1 000
+//                                               removed, 1 000 inserted, 200 moved, every
+//                                               100th updated
+//   HotPathProfile stepsdk [N]                 as listdk, and the change's `steps` read
 //   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
 //                                               actor and set on it
 // An unknown mode prints the list of modes and exits with status 2.
@@ -105,6 +111,26 @@ func listPair(edits: Int?) -> (old: [Row], new: [Row]) {
     } else {
       new[at].text += "!"
     }
+  }
+  return (old, new)
+}
+
+/// The lists of `listdk` and `differencedk`, after DifferenceKit's benchmark: 5 000 rows, 1 000
+/// removed, 1 000 inserted, 200 moved and every 100th updated, spread over the list by fixed
+/// strides (no randomness).
+func differenceKitPair() -> (old: [Row], new: [Row]) {
+  let old = (0..<5_000).map { Row(id: $0, text: "row \($0)") }
+  // Every 5th row removed (1 000), every 100th row updated (50).
+  var new = old.filter { $0.id % 5 != 2 }
+  for offset in new.indices where new[offset].id % 100 == 0 { new[offset].text += "!" }
+  // 200 rows, every 20th kept one, each moved by a third of the list: 200 moves.
+  for id in stride(from: 10, to: new.count, by: 20).map({ new[$0].id }) {
+    guard let from = new.firstIndex(where: { $0.id == id }) else { continue }
+    new.insert(new.remove(at: from), at: (from + 1_333) % new.count)
+  }
+  // 1 000 new rows, one every 5 places.
+  for insertion in 0..<1_000 {
+    new.insert(Row(id: 5_000 + insertion, text: "new \(insertion)"), at: insertion * 5)
   }
   return (old, new)
 }
@@ -269,6 +295,21 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     for _ in 0..<n / 1_000 {
       consume(ListChange(from: old, to: new).moved.count)
     }
+  case "listdk":
+    let (old, new) = differenceKitPair()
+    for _ in 0..<n / 1_000 {
+      consume(ListChange(from: old, to: new).moved.count)
+    }
+  case "stepsdk":
+    let (old, new) = differenceKitPair()
+    for _ in 0..<n / 1_000 {
+      consume(ListChange(from: old, to: new).steps.count)
+    }
+  case "differencedk":
+    let (old, new) = differenceKitPair()
+    for _ in 0..<n / 1_000 {
+      consume(new.difference(from: old).count)
+    }
   case "difference1", "difference10", "differenceshuffle":
     let (old, new) = listPair(
       edits: kind == "difference1" ? 1 : kind == "difference10" ? 10 : nil)
@@ -303,7 +344,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let modes = [
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
       "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed", "churn",
-      "memory", "mainactor",
+      "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
+      "difference10", "differenceshuffle", "differencedk",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
