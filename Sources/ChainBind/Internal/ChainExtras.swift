@@ -1,0 +1,79 @@
+import Synchronization
+
+// What a chain rarely has, made on first use; guarded by the chain's lock.
+@usableFromInline
+class AnyChainExtras {
+  // Kept when the chain is released: errors about adding to it still reach it.
+  @exclusivity(unchecked) final var errorHandler: ((BindingError) -> Void)?
+  // The change the chain's list sinks share (ListChange.swift).
+  @exclusivity(unchecked) final var listChange: AnyObject?
+  // Members that left the chain while it delivered (`AnyChain.hasRetired`).
+  @exclusivity(unchecked) final var retired: ContiguousArray<Member> = []
+  // While the delivering thread runs queued work: where the next change it makes is queued.
+  @exclusivity(unchecked) final var insertion: Int?
+  // Numbers keyed and owned sinks in the order they were added, across both.
+  @exclusivity(unchecked) private final var sinksAdded: Int32 = 0
+
+  @usableFromInline init() {}
+
+  final func numberSink() -> Int32 {
+    sinksAdded += 1
+    return sinksAdded
+  }
+}
+
+@usableFromInline
+final class ChainExtras<Value>: AnyChainExtras {
+  @usableFromInline @exclusivity(unchecked) final var filters: ContiguousArray<(Value) -> Bool>?
+  @usableFromInline @exclusivity(unchecked) final var sinks: ContiguousArray<Sink<Value>>?
+  @usableFromInline @exclusivity(unchecked) final var queue: ContiguousArray<Queued<Value>>?
+}
+
+// What waits for the thread delivering a chain's changes.
+@usableFromInline
+enum Queued<Value> {
+  case change(PendingChange<Value>)
+  // Work that must run in the delivery's order: a tracked member's re-read, the first value of
+  // a member or sink added while another thread delivers.
+  case work(() -> Void)
+}
+
+@usableFromInline
+struct PendingChange<Value> {
+  let origin: Member
+  let value: Value
+  // Handed to the chain's actor after its filters accepted it: they do not run again.
+  var isAccepted = false
+  // Made by the delivering thread during its delivery: counted against the feedback limit.
+  var isFeedback = false
+}
+
+// A keyed sink. Its state lets a delivery that already copied the sink list skip a sink that was
+// removed or replaced meanwhile, or that has not had its first call yet (it was added while
+// another thread delivered: that call comes in the delivery's order, Docs/Semantics.md, "Sinks").
+@usableFromInline
+final class Sink<Value>: @unchecked Sendable {
+  let key: String
+  let body: (Value) -> Void
+  // Its place among the chain's sinks, owned ones included; set under the chain lock when added.
+  @exclusivity(unchecked) var order: Int32 = 0
+  private let state = Atomic<UInt8>(Sink.waiting)
+
+  private static var waiting: UInt8 { 0 }
+  private static var ready: UInt8 { 1 }
+  private static var removed: UInt8 { 2 }
+
+  init(key: String, body: @escaping (Value) -> Void) {
+    self.key = key
+    self.body = body
+  }
+
+  var isRemoved: Bool { state.load(ordering: .acquiring) == Self.removed }
+  // Called by deliveries: it had its first call (or was added without one) and is not removed.
+  var isReady: Bool { state.load(ordering: .acquiring) == Self.ready }
+  func markRemoved() { state.store(Self.removed, ordering: .releasing) }
+  func markReady() {
+    _ = state.compareExchange(
+      expected: Self.waiting, desired: Self.ready, ordering: .acquiringAndReleasing)
+  }
+}
