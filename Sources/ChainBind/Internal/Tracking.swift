@@ -20,14 +20,15 @@ final class DependencyCollector {
   // The tracked member reading: it observes each property as the read reaches it, before the
   // value is read, so that a change made at any moment after that leads to a re-read
   // (Docs/Semantics.md, "Tracked sources").
-  private let source: TrackedSource?
-  // What `source` observed before this read: those need no new observation. Addresses only:
+  // Unowned: the reader holds it for the read, and it is not retained for each one.
+  private unowned(unsafe) let source: TrackedSource?
+  // What `source` observed after its last read: those need no new observation. Addresses only:
   // never used as references.
   private let observed: ContiguousArray<Unmanaged<BoundToken>>
 
   init(source: TrackedSource? = nil) {
     self.source = source
-    observed = source?.dependencies ?? []
+    observed = source?.lastObserved ?? []
   }
 
   // A @Bound property was read: observe it through its storage's token. Returns the token to
@@ -73,13 +74,14 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) var isEchoRead = false
 
   var member: Member? { state.withLock { $0.member } }
-  // The tokens observed now (unretained: see the type's comment).
-  var dependencies: ContiguousArray<Unmanaged<BoundToken>> { state.withLock { $0.dependencies } }
+  // What the last read observed, for the next read (`DependencyCollector`): reads are one at a
+  // time, inside the chain's delivery, so only the reading thread touches it.
+  @exclusivity(unchecked) private(set) var lastObserved: ContiguousArray<Unmanaged<BoundToken>> = []
   // Reads the member's key path again, collecting its dependencies; sends the value when it
   // differs from the last one and `sending` is true. Returns the tokens read.
-  private let reread: (TrackedSource, _ sending: Bool) -> [BoundToken]?
+  private let reread: (TrackedSource, Member, _ sending: Bool) -> [BoundToken]?
 
-  init(member: Member, reread: @escaping (TrackedSource, Bool) -> [BoundToken]?) {
+  init(member: Member, reread: @escaping (TrackedSource, Member, Bool) -> [BoundToken]?) {
     state = Locked(State(member: member))
     self.reread = reread
   }
@@ -88,13 +90,14 @@ final class TrackedSource: @unchecked Sendable {
   // this source's lock, then a token's. A token in `dependencies` may be in its deinit, waiting
   // in `tokenEnded` for this lock: it is compared by address and used without a retain.
   func observe(_ tokens: [BoundToken]) {
-    let addresses = tokens.map { Unmanaged.passUnretained($0).toOpaque() }
+    if !Self.same(lastObserved, tokens) {
+      lastObserved = ContiguousArray(tokens.map { Unmanaged.passUnretained($0) })
+    }
     state.withLock { state in
       guard state.member != nil else { return }
       let old = state.dependencies
-      if old.count == tokens.count && zip(old, addresses).allSatisfy({ $0.toOpaque() == $1 }) {
-        return  // the same properties as last time: nothing to change
-      }
+      if Self.same(old, tokens) { return }  // the same properties as last time: nothing to change
+      let addresses = tokens.map { Unmanaged.passUnretained($0).toOpaque() }
       for dependency in old where !addresses.contains(dependency.toOpaque()) {
         dependency._withUnsafeGuaranteedRef { $0.removeObserver(self) }
       }
@@ -104,6 +107,16 @@ final class TrackedSource: @unchecked Sendable {
       }
       state.dependencies = ContiguousArray(tokens.map { Unmanaged.passUnretained($0) })
     }
+  }
+
+  // Whether `observed` are `tokens`, in order, by address.
+  private static func same(
+    _ observed: ContiguousArray<Unmanaged<BoundToken>>, _ tokens: [BoundToken]
+  ) -> Bool {
+    observed.count == tokens.count
+      && zip(observed, tokens).allSatisfy {
+        $0.toOpaque() == Unmanaged.passUnretained($1).toOpaque()
+      }
   }
 
   // The read in progress reached `token` (alive: the collector holds it): observe it now. The
@@ -157,18 +170,18 @@ final class TrackedSource: @unchecked Sendable {
       // Sent only when it is not what the delivery wrote: another thread may have changed the
       // path since (ChainCore.enqueue).
       isEchoRead = true
-      read(sending: true)
+      read(member, sending: true)
       isEchoRead = false
     } else {
-      read(sending: true)
+      read(member, sending: true)
     }
   }
 
   // Reads the member's key path again, observing what it reads; sends the value when it differs
   // from the last one and `sending`. Inside the chain's delivery.
-  func read(sending: Bool) {
-    guard let member, member.isAttached else { return }
-    guard let tokens = reread(self, sending) else {
+  func read(_ member: Member, sending: Bool) {
+    guard member.isAttached else { return }
+    guard let tokens = reread(self, member, sending) else {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
       return
@@ -242,8 +255,8 @@ extension ChainCore {
     let equatable = Target.self as? any Equatable.Type
     // Reads, compares with the last value (outside the lock: `==` and the old value's deinit are
     // user code), keeps the value, and sends it when it differs and `sending`.
-    let reread = { (source: TrackedSource, sending: Bool) -> [BoundToken]? in
-      guard let member = source.member, let object = member.object else { return nil }
+    let reread = { (source: TrackedSource, member: Member, sending: Bool) -> [BoundToken]? in
+      guard let object = member.object else { return nil }
       let (value, tokens) = Tracking.collect(for: source) {
         read(unsafeDowncast(object, to: Object.self))
       }
@@ -270,7 +283,7 @@ extension ChainCore {
     let source = TrackedSource(member: member, reread: reread)
     member.tracked = source
     let sends = firstRead != nil && equatable != nil
-    serialize(toActor: false) { source.read(sending: sends) }
+    serialize(toActor: false) { source.read(member, sending: sends) }
   }
 }
 
