@@ -54,7 +54,7 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
 }
 
 @Suite struct ConvertTests {
-  // MARK: §4.1 Conversions of a member's own
+  // MARK: Per-member conversion (Docs/Semantics.md)
 
   @Suite struct MemberConversions {
     @Test func outConvertsTheChainValueForThatMemberOnly() {
@@ -171,7 +171,7 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
     }
   }
 
-  // MARK: §4.3 Failures
+  // MARK: Failures never write defaults (Docs/Semantics.md)
 
   @Suite struct Failures {
     @Test func anOutwardFailureSkipsOnlyThatMember() {
@@ -289,7 +289,7 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
     }
   }
 
-  // MARK: §4.2 The automatic conversion table, initializer by initializer
+  // MARK: Automatic conversion (Docs/Semantics.md), initializer by initializer
 
   /// One row of the conversion table: a primitive and what a type makes of it (`nil`: failure).
   struct PrimitiveCase<Output: Equatable & Sendable>: Sendable, CustomTestStringConvertible {
@@ -425,7 +425,7 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
     }
   }
 
-  // MARK: §4.2 The automatic conversion table, through chains
+  // MARK: Automatic conversion (Docs/Semantics.md), through chains
 
   /// A value set on one side of a chain and what the member of another type holds after it
   /// (`nil`: the conversion fails and nothing is written).

@@ -23,6 +23,25 @@ struct JoinRoleTests {
     chain.unbind()
   }
 
+  @Test("a control added again without on: keeps its events and sends with the conversion given last")
+  func carriedControlSendsWithTheLastConversion() {
+    let model = Model(int: 1)
+    let field = TextField()
+    let log = ErrorLog()
+    let chain = Bind.inout(model, \.int).onError(log.handler)
+      .inout(
+        field, \.text, on: .editingChanged, convert: { "#\($0)" },
+        back: { $0.hasPrefix("#") ? Int($0.dropFirst()) : nil })
+    #expect(field.text == "#1")
+    // Added again for display, with the automatic conversion: it is the one given last.
+    chain.out(field, \.text)
+    #expect(field.text == "1")
+    field.userTypes("10")
+    #expect(model.int == 10)
+    #expect(log.errors.isEmpty)
+    chain.unbind()
+  }
+
   @Test(
     "the roles unite whatever the order",
     arguments: [

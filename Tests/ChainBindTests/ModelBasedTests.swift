@@ -20,7 +20,7 @@ import Testing
 // Not covered here (tested elsewhere): re-entrancy (sinks, filters and setters never touch a
 // chain), threads, negation and the other value types.
 //
-// Environment: CHAINBIND_MODEL_SEQUENCES (default 2000), CHAINBIND_MODEL_STEPS (default 30),
+// Environment: CHAINBIND_MODEL_SEQUENCES (default 10000), CHAINBIND_MODEL_STEPS (default 50),
 // CHAINBIND_MODEL_SEED (replays one sequence; the seed is in every failure message).
 
 @Suite struct ModelBasedTests {
@@ -28,7 +28,7 @@ import Testing
   @Test(arguments: 0..<2)
   func randomOperationSequencesMatchTheModel(shard: Int) {
     let environment = ProcessInfo.processInfo.environment
-    let steps = environment["CHAINBIND_MODEL_STEPS"].flatMap { Int($0) } ?? 30
+    let steps = environment["CHAINBIND_MODEL_STEPS"].flatMap { Int($0) } ?? 50
     if let text = environment["CHAINBIND_MODEL_SEED"] {
       guard shard == 0 else { return }
       guard let seed = UInt64(text) else {
@@ -40,7 +40,7 @@ import Testing
       }
       return
     }
-    let sequences = environment["CHAINBIND_MODEL_SEQUENCES"].flatMap { Int($0) } ?? 2000
+    let sequences = environment["CHAINBIND_MODEL_SEQUENCES"].flatMap { Int($0) } ?? 10_000
     var failures = 0
     for index in stride(from: shard, to: sequences, by: 2) {
       var seeds = SplitMix64(seed: UInt64(index))
@@ -404,7 +404,7 @@ private struct ReferenceModel {
     values[property] ?? .int(.min)
   }
 
-  // §2.1: each (object, key path) belongs to at most one chain.
+  // "Chains and members": each (object, key path) belongs to at most one chain.
   func membership(of property: PropertyRef) -> (chain: Int, index: Int)? {
     for (chain, state) in chains.enumerated() where state.isActive {
       if let index = state.members.firstIndex(where: { $0.property == property }) {
@@ -414,7 +414,7 @@ private struct ReferenceModel {
     return nil
   }
 
-  // §2.2: @Bound properties, and controls bound with `on:`.
+  // "What is observable": @Bound properties, and controls bound with `on:`.
   func isObservable(_ property: PropertyRef, onEvent: Bool) -> Bool {
     switch property.object {
     case .model: return true
@@ -428,7 +428,7 @@ private struct ReferenceModel {
     writeLog.append(property.description)
   }
 
-  // §5.3–§5.4: a released chain loses its members, filters and sinks.
+  // "Lifetime": a released chain loses its members, filters and sinks.
   mutating func release(_ chain: Int) {
     guard chains[chain].isActive else { return }
     chains[chain].isActive = false
@@ -437,7 +437,7 @@ private struct ReferenceModel {
     chains[chain].sinks = []
   }
 
-  // §5.3 and "Details and limits": released when its last sender leaves, or when no member is
+  // "Lifetime" and "Details and limits": released when its last sender leaves, or when no member is
   // left (a chain that never had a sender stays while it has members).
   mutating func removeMember(chain: Int, at index: Int) {
     let removed = chains[chain].members.remove(at: index)
@@ -447,7 +447,7 @@ private struct ReferenceModel {
     }
   }
 
-  // §5.2: members whose (plain) objects are gone leave when their chain is touched.
+  // "Lifetime": members whose (plain) objects are gone leave when their chain is touched.
   mutating func prune(_ chain: Int) {
     var index = 0
     while chains[chain].isActive, index < chains[chain].members.count {
@@ -465,7 +465,7 @@ private struct ReferenceModel {
     if chains[chain].isActive { prune(chain) }
   }
 
-  // §3.3, §4.3: convert; a failure skips the member; an equal value is not written.
+  // "Propagation", "Failures never write defaults": convert; a failure skips the member; an equal value is not written.
   mutating func receive(_ member: Member, _ value: MValue) {
     guard member.canReceive, alive.contains(member.property.object) else { return }
     guard let custom = member.writeCustom,
@@ -478,7 +478,7 @@ private struct ReferenceModel {
     write(member.property, converted)
   }
 
-  // §2.1 join, §2.1 new chain (and move), §2.3 initial sync (the head is not written).
+  // "Join and move": join, new chain (and move); "Initial sync" (the head is not written).
   mutating func start(_ property: PropertyRef, _ role: Role, onEvent: Bool) -> StartOutcome {
     if let (chain, _) = membership(of: property), chains[chain].type == property.type {
       add(chain: chain, property, role, custom: false, onEvent: onEvent)
@@ -507,19 +507,20 @@ private struct ReferenceModel {
   ) {
     nextMemberID += 1
     var member = Member(id: nextMemberID, property: property, role: requested, custom: custom)
-    // §7.9: a property added again to its own chain keeps its conversions where the new
+    // "Join and move": a property added again to its own chain keeps its conversions where the new
     // addition gives none.
     let previous = membership(of: property).flatMap { $0.chain == chain ? $0.index : nil }
       .map { chains[chain].members[$0] }
-    // A control member that sends keeps its events, and how it sends, when added again without
-    // `on:` (§7.9).
+    // A control member that sends keeps its events when added again without `on:`; how it
+    // sends is, like how it is written, the conversion given last (Docs/Semantics.md, "Join and
+    // move"): a control's events then send what the new conversion makes of the control's value.
     let carried =
       previous.map { $0.role.sends } ?? false && !isObservable(property, onEvent: onEvent)
     member.writeCustom = member.writeCustom ?? previous?.writeCustom
-    member.sendCustom = carried ? previous?.sendCustom : member.sendCustom ?? previous?.sendCustom
+    member.sendCustom = member.sendCustom ?? previous?.sendCustom
     let observable = isObservable(property, onEvent: onEvent) || carried
     if requested.sends && !observable {
-      // §2.2: reported at bind time (a new chain's head reports to the fallback handler, which
+      // "What is observable": reported at bind time (a new chain's head reports to the fallback handler, which
       // this test does not watch); the member still receives when it can.
       if !isHead {
         errors.append(member.canReceive ? "notObservable" : "notObservableOrWritable")
@@ -532,7 +533,7 @@ private struct ReferenceModel {
       return
     }
     if let previous {
-      // §7.9: the roles unite; a control keeps the events it sent on.
+      // "Join and move": the roles unite; a control keeps the events it sent on.
       member.role = previous.role == member.role ? member.role : .inout
     }
     if let (oldChain, index) = membership(of: property) {
@@ -556,7 +557,7 @@ private struct ReferenceModel {
     if member.role.receives && !isHead { receive(member, chains[chain].current) }
   }
 
-  // §3.1–§3.3 and §4.3: a change from a sending member.
+  // "Propagation" and "Failures never write defaults": a change from a sending member.
   mutating func change(from property: PropertyRef, raw: MValue) {
     guard let (chain, index) = membership(of: property) else { return }
     let origin = chains[chain].members[index]
@@ -991,7 +992,7 @@ private enum ModelRun {
     seed: UInt64, steps: Int
   ) -> (failure: String?, operations: [Operation]) {
     var random = SplitMix64(seed: seed)
-    // One sequence in 32 may start chains from properties that cannot send (§2.2 and "Details
+    // One sequence in 32 may start chains from properties that cannot send ("What is observable" and "Details
     // and limits"); each such head reports one error line to the fallback handler (stderr).
     let allowsUnobservableHeads = random.below(32) == 0
     var model = ReferenceModel()
@@ -1243,7 +1244,7 @@ private enum ModelRun {
     model.sinkCalls = []
     model.errors = []
 
-    // Before anything prunes: plain objects deallocated this step are still members (§5.2).
+    // Before anything prunes: plain objects deallocated this step are still members ("Lifetime").
     checkActivity(world, model, moment: "before memberCount", into: &problems)
     for (chain, handle) in world.handles.enumerated() {
       let count = handle.memberCount

@@ -2,8 +2,8 @@ import ChainBind
 import Testing
 
 // Docs/Semantics.md, "Propagation" (every set is a change; the originating member is never written
-// back), §3.3 (equal members are not written; sinks run on every accepted change), §2.4 (members,
-// then sinks, in the order added) and §2.2 (member roles).
+// back; equal members are not written; sinks run on every accepted change; members, then sinks, in
+// the order added) and "Roles" (member roles).
 
 /// A value that is not `Equatable`: ChainBind cannot skip writing it, so a write-back to the
 /// originating member would show in its counter.
@@ -35,7 +35,7 @@ private final class PropagationRecorder {
 }
 
 @Suite struct PropagationTests {
-  // MARK: §3.1 Every set is a change
+  // MARK: Every set is a change (Docs/Semantics.md, "Propagation")
 
   @Suite struct EverySetIsAChange {
     @Test func settingAnEqualValueStillRunsTheSinks() {
@@ -137,7 +137,7 @@ private final class PropagationRecorder {
     }
   }
 
-  // MARK: §3.3 Equal members are not written
+  // MARK: Equal members are not written (Docs/Semantics.md, "Propagation")
 
   @Suite struct EqualValues {
     @Test func aMemberAlreadyHoldingTheValueIsNotWritten() {
@@ -200,7 +200,7 @@ private final class PropagationRecorder {
     }
   }
 
-  // MARK: §2.4 Order
+  // MARK: Order (Docs/Semantics.md, "Propagation")
 
   @Suite struct Order {
     @Test func membersAreWrittenInTheOrderAddedThenSinksInTheOrderAdded() {
@@ -263,7 +263,7 @@ private final class PropagationRecorder {
     }
   }
 
-  // MARK: §2.2 Roles
+  // MARK: Roles (Docs/Semantics.md)
 
   @Suite struct Roles {
     @Test func inMembersSendButAreNeverWrittenByPropagation() {

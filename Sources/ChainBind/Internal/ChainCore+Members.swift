@@ -129,7 +129,19 @@ extension ChainCore {
     var writeThunk = thunks.write
     if writeThunk == nil { writeThunk = previous?.write }
     var sendThunk = thunks.send
-    if sendThunk == nil || carried { sendThunk = previous?.send }
+    if let send = thunks.send, carried {
+      // A control's events carried over: the new closures send what the control holds, read
+      // when it fires (the options given last, Docs/Semantics.md, "Join and move").
+      let read = thunks.read
+      sendThunk = { object, value, member in
+        if let value { return send(object, value, member) }
+        guard let object else { return }
+        var target = read(unsafeDowncast(object, to: Object.self))
+        withUnsafeMutablePointer(to: &target) { send(object, UnsafeRawPointer($0), member) }
+      }
+    } else if sendThunk == nil {
+      sendThunk = previous?.send
+    }
     let access = MemberAccess(
       keyPath: keyPath, storageKeyPath: storage, write: writeThunk, send: sendThunk)
     return (access, nil)
