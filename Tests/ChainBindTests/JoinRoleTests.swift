@@ -23,7 +23,7 @@ struct JoinRoleTests {
     chain.unbind()
   }
 
-  @Test("a control added again without on: keeps its events and sends with the conversion given last")
+  @Test("a control added again without on: sends with the conversion given last")
   func carriedControlSendsWithTheLastConversion() {
     let model = Model(int: 1)
     let field = TextField()
