@@ -16,7 +16,8 @@
 hotpath_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 hotpath_binary=""
 # The pairs that `profile.sh --ratios` divides: ChainBind's mode, then its hand-written floor.
-hotpath_ratio_pairs=(chainbind:floor string:floorstring twoway:floortwoway boundread:floorread
+hotpath_ratio_pairs=(chainbind:floor string:floorstring twoway:floortwoway twoway:leantwoway
+  boundread:floorread
   mainactor:chainbind nested:floor computed:floorcomputed)
 # Without it, the random hash seed makes the setup of the two runs of hotpath_cost differ (by
 # hundreds of instructions per operation in `scale`, which binds 100 000 chains first).

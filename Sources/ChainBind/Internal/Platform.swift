@@ -3,9 +3,6 @@
 import Dispatch
 import Synchronization
 
-#if canImport(CDispatch)
-  import CDispatch
-#endif
 #if canImport(Darwin)
   import Darwin
 #elseif canImport(Glibc)
@@ -113,28 +110,20 @@ struct ThreadLocalPointer: Sendable {
 // it). Unlike `MainActor.assumeIsolated`, asking does not trap when the answer is no.
 enum MainQueue {
   #if !canImport(Darwin)
-    // Set on the main queue once. Asked through `dispatch_get_specific` where it is available:
-    // `DispatchQueue.getSpecific` asks the same through a generic wrapper that costs about a
-    // thousand instructions.
+    // Set on the main queue once. Asked only off the main thread, where the change is queued for
+    // the actor anyway: `getSpecific` costs about a thousand instructions there.
     private static let key: DispatchSpecificKey<Bool> = {
       let key = DispatchSpecificKey<Bool>()
       DispatchQueue.main.setSpecific(key: key, value: true)
       return key
     }()
-    private static let keyAddress = UInt(bitPattern: Unmanaged.passUnretained(key).toOpaque())
   #endif
 
   static var isCurrent: Bool {
     #if canImport(Darwin)
       return pthread_main_np() != 0
     #else
-      if ThreadKind.isMainThread { return true }
-      #if canImport(CDispatch)
-        guard let key = UnsafeRawPointer(bitPattern: keyAddress) else { return false }
-        return dispatch_get_specific(key) != nil
-      #else
-        return DispatchQueue.getSpecific(key: key) != nil
-      #endif
+      return ThreadKind.isMainThread || DispatchQueue.getSpecific(key: key) == true
     #endif
   }
 }
@@ -148,7 +137,8 @@ enum MainQueue {
     private static let answers = ThreadLocalPointer()
     #if canImport(Glibc)
       private typealias GetThreadID = @convention(c) () -> pid_t
-      // `gettid` is in the C library (glibc 2.30 and later) but not in its Swift module.
+      // `gettid` is in the C library (glibc 2.30 and later) but not in its Swift module, and
+      // `syscall` is variadic: looked up by name once.
       private static let getThreadID = UInt(bitPattern: dlsym(nil, "gettid"))
     #endif
 

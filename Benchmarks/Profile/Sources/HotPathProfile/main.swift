@@ -9,10 +9,13 @@
 //   HotPathProfile filter [N]                  `set → 1 out` N times through a filter and a
 //                                               convert closure (Int → String)
 //   HotPathProfile sink [N]                    N sets of a chain with one sink, no members
-//   HotPathProfile twoway|floortwoway [N]      N sets alternating between the two `@Bound`
+//   HotPathProfile twoway|floortwoway|leantwoway [N]
+//                                              N sets alternating between the two `@Bound`
 //                                               ends of a two-way pair (floortwoway: two
 //                                               `didSet` models writing each other weakly,
-//                                               with an echo guard)
+//                                               with an echo guard; leantwoway: each end's
+//                                               `didSet` calls one optional closure behind a
+//                                               busy flag, which writes only a new value)
 //   HotPathProfile boundread|floorread [N]     N reads, summed, of a bound `@Bound` Int property
 //                                               (floorread: of a plain stored Int property)
 //   HotPathProfile churn [N]                   N cycles of: make a source and a target, bind
@@ -60,6 +63,20 @@ final class NumberTarget { var number = 0.0 }
 final class PlainModel { var value = 0 }
 /// The hand-written two-way pair's guard against echoes.
 final class EchoGuard { var isForwarding = false }
+/// One end of the lean hand-written two-way pair: its `didSet` writes the other end (unowned)
+/// through one optional closure, behind a busy flag; the closure writes only a different value.
+final class LeanEnd {
+  var isBusy = false
+  var onChange: ((Int) -> Void)?
+  var value = 0 {
+    didSet {
+      guard !isBusy else { return }
+      isBusy = true
+      onChange?(value)
+      isBusy = false
+    }
+  }
+}
 
 /// A three-link path for `nested`: root.mid.leaf.value, every link `@Bound`.
 final class Leaf { @Bound var value = 0 }
@@ -164,6 +181,19 @@ func observe(_ model: HandModel, writingTo target: Target) {
 }
 func observe(_ model: HandModel, writingTextTo text: TextTarget) {
   model.observers.append { [weak text] in text?.text = String($0) }
+}
+func pair(_ left: LeanEnd, _ right: LeanEnd) {
+  left.onChange = { [unowned right] value in
+    if right.value != value { right.value = value }
+  }
+  right.onChange = { [unowned left] value in
+    if left.value != value { left.value = value }
+  }
+}
+@inline(never) func setAlternately(_ left: LeanEnd, _ right: LeanEnd, _ n: Int) {
+  for i in 0..<n {
+    if i & 1 == 0 { left.value = i } else { right.value = i }
+  }
 }
 func pair(_ left: HandModel, _ right: HandModel) {
   let echo = EchoGuard()
@@ -270,6 +300,12 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     pair(left, right)
     setAlternately(left, right, n)
     consume(left.value + right.value)
+  case "leantwoway":
+    let left = LeanEnd()
+    let right = LeanEnd()
+    pair(left, right)
+    setAlternately(left, right, n)
+    consume(left.value + right.value)
   case "boundread":
     // The property is bound, as the sources of the other modes are.
     let model = Model()
@@ -343,7 +379,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
   default:
     let modes = [
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
-      "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed", "churn",
+      "floortwoway", "leantwoway", "boundread", "floorread", "nested", "computed", "floorcomputed",
+      "churn",
       "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
       "difference10", "differenceshuffle", "differencedk",
     ]
