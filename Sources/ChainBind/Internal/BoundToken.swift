@@ -122,6 +122,9 @@ final class BoundProbe: @unchecked Sendable {
   // The read touched @Bound properties other than the member's own one-step property: the
   // member is tracked (Tracking.swift).
   @exclusivity(unchecked) private(set) var isTracked = false
+  // What the read gave, for a tracked member: its first re-read tells a change made since
+  // (Tracking.swift). Boxed only for tracked members.
+  @exclusivity(unchecked) private(set) var firstRead: Any?
   // The read accessed properties of `@Observable` classes: their callback's ticket.
   @exclusivity(unchecked) private(set) var observationTicket: ObservationTicket?
   @exclusivity(unchecked) private(set) var storageKeyPath: AnyKeyPath?
@@ -208,6 +211,7 @@ final class BoundProbe: @unchecked Sendable {
       probe.storageKeyPath = nil
     }
     probe.isTracked = !probe.installed && (touched > 0 || ticket != nil)
+    if probe.isTracked { probe.firstRead = value }
     probe.inheritedStoredValue = nil
     return (value, probe)
   }

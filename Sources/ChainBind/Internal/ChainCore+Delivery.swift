@@ -443,22 +443,32 @@ extension ChainCore {
   // delivers meanwhile, finished in the delivery's order, where it gets the latest value.
   func syncNewMember(_ member: Member) {
     lock.lock()
-    guard isActive, deliverer != 0, deliverer != currentThreadID() else {
+    guard isActive else { return lock.unlock() }
+    let thread = currentThreadID()
+    if deliverer == 0 || deliverer == thread {
+      // No other thread delivers: written now, inside the delivery (taken when free).
+      let takes = deliverer == 0
+      if takes { deliverer = thread }
+      let value = current
       lock.unlock()
-      return serialize(toActor: false) { [self] in finishSync(of: member) }
+      finishSync(of: member, with: value)
+      guard takes else { return }
+      var dead: [Member] = []
+      finishDelivery(dead: &dead)
+      return
     }
     let value = current
     lock.unlock()
     var dead: [Member] = []
     if member.isAttached { write(value, to: member, dead: &dead) }
-    serialize(toActor: false) { [self] in finishSync(of: member) }
+    serialize(toActor: false) { [self] in finishSync(of: member, with: currentValue) }
   }
 
-  private func finishSync(of member: Member) {
+  private func finishSync(of member: Member, with value: Value) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }
     var dead: [Member] = []
-    write(currentValue, to: member, dead: &dead)
+    write(value, to: member, dead: &dead)
   }
 
   // Writes `value` into one member (a revert, or the initial sync of a new member).

@@ -55,7 +55,7 @@ extension ChainCore {
     }
     chain.attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
-      access: head, firstRead: value, isHead: true)
+      access: head, isHead: true)
     if chain.hasNoMembers { registry.release(chain) }
     return chain
   }
@@ -91,21 +91,20 @@ extension ChainCore {
     // "Join and move"). Still attached after the pruning, or not used.
     let previous = existing.flatMap { $0.chain === self && $0.isAttached ? $0 : nil }
     var probe: BoundProbe?
-    var firstRead: Target?
     var foundPlain = false
     if case .property = source {
       // A sending member added again keeps sending: probe for what it observes.
       let sends = role.sends || previous?.role.sends == true
       if sends || !isPlain {
-        let found = BoundProbe.read(object, keyPath, through: thunks.read, sends: sends)
-        foundPlain = !sends && mayBePlain && found.probe.touchedNothing
-        (firstRead, probe) = (found.value, found.probe)
+        let found = BoundProbe.read(object, keyPath, through: thunks.read, sends: sends).probe
+        foundPlain = !sends && mayBePlain && found.touchedNothing
+        probe = found
       }
     }
     attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,
-      thunks: thunks, shared: (lookup.access, key), firstRead: firstRead,
-      foundPlain: foundPlain, isolation: isolation, isHead: false)
+      thunks: thunks, shared: (lookup.access, key), foundPlain: foundPlain,
+      isolation: isolation, isHead: false)
   }
 
   // A new member's access (MemberAccess.swift), and the key it is to be shared under, when it is
@@ -175,8 +174,7 @@ extension ChainCore {
     probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
     shared: (access: MemberAccess?, key: MemberAccessKey?) = (nil, nil),
     access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil,
-    firstRead: Target? = nil, foundPlain: Bool = false, isolation: (any Actor)? = nil,
-    isHead: Bool
+    foundPlain: Bool = false, isolation: (any Actor)? = nil, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -233,7 +231,7 @@ extension ChainCore {
     }
     // A nested path or a computed property: observe what reading it touched.
     if let probe, probe.isTracked, member.role.sends {
-      track(member, of: object, reading: thunks.read, firstRead: firstRead)
+      track(member, of: object, reading: thunks.read, firstRead: probe.firstRead)
     }
     if case .control(let subscribe) = source {
       subscribe(member)

@@ -248,8 +248,11 @@ extension ChainCore {
   // change can be told from a read of the same value).
   func track<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
-    firstRead: Target?
+    firstRead: Any?
   ) {
+    // Cast here, not by the caller: naming `Target?` there made every binding look up its
+    // metadata (about 300 instructions).
+    let firstRead = firstRead as? Target
     let last = Locked<Target?>(firstRead)
     // Looked up once: a conformance lookup per change costs more than the rest of the compare.
     let equatable = Target.self as? any Equatable.Type
