@@ -1,6 +1,7 @@
 @_spi(Testing) import ChainBind
 import Dispatch
 import Foundation
+import Observation
 import Synchronization
 import Testing
 
@@ -30,6 +31,25 @@ private final class Node: @unchecked Sendable {
     return n + innerLock.withLock { inner.n }
   }
   var innerN: Int { innerLock.withLock { inner.n } }
+  // An `@Observable` source, and a list, each behind a lock of its own.
+  let settingsLock = NSRecursiveLock()
+  let settings = Settings()
+  let itemsLock = NSRecursiveLock()
+  @Bound var items: [Int] = []
+}
+
+@Observable
+private final class Settings: @unchecked Sendable {
+  var volume = 0
+}
+
+/// The changes a list sink got, to check that they chain (`next.old == previous.new`).
+private final class ListLog: Sendable {
+  private let changes = LockedBox<[String: [ListChange<Int>]]>([:])
+  func record(_ key: String, _ change: ListChange<Int>) {
+    changes.withLock { $0[key, default: []].append(change) }
+  }
+  var all: [String: [ListChange<Int>]] { changes.withLock { $0 } }
 }
 
 private final class Receiver: @unchecked Sendable {
@@ -54,7 +74,7 @@ private final class SinkLog: Sendable {
   var values: [String: Int] { last.withLock { $0.values } }
 }
 
-private enum Kind: CaseIterable { case flat, total, nested }
+private enum Kind: CaseIterable { case flat, total, nested, observable }
 
 /// One chain of the run and the receivers bound to it now.
 private final class Tracked: @unchecked Sendable {
@@ -70,6 +90,7 @@ private final class Tracked: @unchecked Sendable {
     case .flat: chain = Bind.inout(node, \.n)
     case .total: chain = Bind.in(node, \.total)
     case .nested: chain = Bind.in(node, \.inner.n)
+    case .observable: chain = Bind.inout(node.settings, \.volume)
     }
   }
 
@@ -78,6 +99,7 @@ private final class Tracked: @unchecked Sendable {
     case .flat: node.nLock.withLock { node.n }
     case .total: node.total
     case .nested: node.innerN
+    case .observable: node.settingsLock.withLock { node.settings.volume }
     }
   }
 }
@@ -101,6 +123,8 @@ struct ConvergenceRandomTests {
   func everyMemberSettlesAtTheLatestValue(seed: UInt64) {
     let nodes = (0..<3).map { _ in Node() }
     let chains = nodes.flatMap { node in Kind.allCases.map { Tracked(node: node, kind: $0) } }
+    let lists = nodes.map { Bind.in($0, \.items) }
+    let listLog = ListLog()
     let sinks = SinkLog()
     let threads = 3
     let steps = Self.steps
@@ -111,7 +135,7 @@ struct ConvergenceRandomTests {
         for step in 0..<steps {
           let target = random.pick(chains)
           let node = target.node
-          switch random.below(10) {
+          switch random.below(14) {
           case 0, 1, 2:
             let value = random.below(1_000)
             node.nLock.withLock { node.n = value }
@@ -129,6 +153,23 @@ struct ConvergenceRandomTests {
             // Unbound, or released: the chain holds receivers weakly.
             let removed = target.receivers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
             if let removed, random.chance(50) { Bind.unbind(removed) }
+          case 10:
+            let value = random.below(1_000)
+            node.settingsLock.withLock { node.settings.volume = value }
+          case 11, 12:
+            let edit = random.below(3)
+            let value = random.below(50)
+            node.itemsLock.withLock {
+              switch edit {
+              case 0: node.items.append(value)
+              case 1: if !node.items.isEmpty { node.items.remove(at: value % node.items.count) }
+              default: node.items.insert(value, at: 0)
+              }
+            }
+          case 13:
+            let index = nodes.firstIndex { $0 === node } ?? 0
+            let key = "list\(index)-t\(thread)-\(step)"
+            lists[index].outChanges(key: key) { listLog.record(key, $0) }
           default:
             // Keys are never reused: a sink added again under a key is a new sink.
             let key = "t\(thread)-\(step)"
@@ -155,6 +196,18 @@ struct ConvergenceRandomTests {
         #expect(value == expected, "seed \(seed): sink \(key) of a \(target.kind) chain")
       }
     }
+    for (index, node) in nodes.enumerated() {
+      let expected = node.itemsLock.withLock { node.items }
+      for (key, changes) in listLog.all where key.hasPrefix("list\(index)-") {
+        #expect(changes.first?.isInitial == true, "seed \(seed): list sink \(key)")
+        for (previous, next) in zip(changes, changes.dropFirst()) where next.old != previous.new {
+          Issue.record(
+            "seed \(seed): list sink \(key): a change does not start where the last ended")
+        }
+        #expect(changes.last?.new == expected, "seed \(seed): list sink \(key)")
+      }
+    }
     for target in chains { target.chain.unbind() }
+    for list in lists { list.unbind() }
   }
 }
