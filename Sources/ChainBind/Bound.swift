@@ -81,7 +81,7 @@ public struct Bound<Value> {
       // it out on its own thread, while it reads). A bit cast, so that no retain is emitted.
       let token = unsafeBitCast(instance[keyPath: storageKeyPath].token, to: UnsafeRawPointer?.self)
       if let token {
-        BoundToken.didSet(Unmanaged.fromOpaque(token), newValue)
+        BoundToken.didSet(Unretained(address: token), newValue)
       }
     }
   }

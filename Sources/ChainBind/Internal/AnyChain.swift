@@ -66,7 +66,7 @@ class AnyChain: @unchecked Sendable {
   deinit {
     let address = isolationAddress.load(ordering: .acquiring)
     if let pointer = UnsafeRawPointer(bitPattern: address) {
-      Unmanaged<ChainIsolation>.fromOpaque(pointer).release()
+      Unretained<ChainIsolation>(address: pointer).release()
     }
   }
 
@@ -89,7 +89,7 @@ class AnyChain: @unchecked Sendable {
   final func admission(of origin: Member, clearingEcho: Bool) -> ChainIsolation.Admission {
     let address = isolationAddress.load(ordering: .acquiring)
     guard let pointer = UnsafeRawPointer(bitPattern: address) else { return .nonisolated }
-    return Unmanaged<ChainIsolation>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+    return Unretained<ChainIsolation>(address: pointer).with {
       $0.admission(of: origin, clearingEcho: clearingEcho)
     }
   }
@@ -99,9 +99,8 @@ class AnyChain: @unchecked Sendable {
   @usableFromInline final var isolationElsewhere: ChainIsolation? {
     let address = isolationAddress.load(ordering: .acquiring)
     guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
-    let isolation = Unmanaged<ChainIsolation>.fromOpaque(pointer)
-    return isolation._withUnsafeGuaranteedRef { $0.isCurrent }
-      ? nil : isolation.takeUnretainedValue()
+    let isolation = Unretained<ChainIsolation>(address: pointer)
+    return isolation.with { $0.isCurrent } ? nil : isolation.object
   }
 
   @inlinable final var isolation: ChainIsolation? {
@@ -111,7 +110,7 @@ class AnyChain: @unchecked Sendable {
     guard address != 0, let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
     atomicMemoryFence(ordering: .acquiring)
     // Retained by the chain, and never replaced once set.
-    return Unmanaged<ChainIsolation>.fromOpaque(pointer).takeUnretainedValue()
+    return Unretained<ChainIsolation>(address: pointer).object
   }
 
   // Whether something may be added to this chain from `caller`'s isolation: from no actor, or
@@ -126,7 +125,7 @@ class AnyChain: @unchecked Sendable {
         // Released by the chain's deinit.
         let isolation = ChainIsolation(caller)
         isolationAddress.store(
-          UInt(bitPattern: Unmanaged.passRetained(isolation).toOpaque()), ordering: .releasing)
+          UInt(bitPattern: Unretained.retained(isolation).address), ordering: .releasing)
         return isolation
       }
     if isolation.isActor(caller) { return true }

@@ -45,8 +45,8 @@ final class BoundToken: @unchecked Sendable {
   // The property that holds `token` was set to `newValue`.
   @inlinable
   @inline(__always)
-  static func didSet<Value>(_ token: Unmanaged<BoundToken>, _ newValue: Value) {
-    token._withUnsafeGuaranteedRef { $0.didSet(newValue) }
+  static func didSet<Value>(_ token: Unretained<BoundToken>, _ newValue: Value) {
+    token.with { $0.didSet(newValue) }
   }
 
   // Reached unretained (Bound.swift): after user code may have run (the tracked observers'
@@ -61,7 +61,7 @@ final class BoundToken: @unchecked Sendable {
     if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
     // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
     // holds its chain: read without a retain of its own.
-    let admission = Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
+    let admission = Unretained(member.chain).with {
       $0.isIsolated ? $0.admission(of: member, clearingEcho: true) : .nonisolated
     }
     switch admission {
@@ -78,7 +78,7 @@ final class BoundToken: @unchecked Sendable {
     case .dropped: return
     }
     // The member holds its access: used without a retain of its own.
-    Unmanaged.passUnretained(member.access)._withUnsafeGuaranteedRef { access in
+    Unretained(member.access).with { access in
       withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
     }
   }
@@ -102,7 +102,7 @@ final class BoundProbe: @unchecked Sendable {
   // exclusive access at run time.
   private static let currentPointer = ThreadLocalPointer()
   static var current: BoundProbe? {
-    currentPointer.value.map { Unmanaged<BoundProbe>.fromOpaque($0).takeUnretainedValue() }
+    currentPointer.value.map { Unretained<BoundProbe>(address: $0).object }
   }
 
   let objectID: ObjectIdentifier
@@ -172,7 +172,7 @@ final class BoundProbe: @unchecked Sendable {
     boundProbeGate.add(1, ordering: .relaxed)
     defer { boundProbeGate.subtract(1, ordering: .relaxed) }
     let outer = Self.currentPointer.value
-    Self.currentPointer.set(Unmanaged.passUnretained(self).toOpaque())
+    Self.currentPointer.set(Unretained(self).address)
     defer { Self.currentPointer.set(outer) }
     return withExtendedLifetime(self) { read() }
   }

@@ -314,7 +314,7 @@ extension ChainCore {
   @inlinable
   @inline(__always)
   final func deliverToMembers(
-    _ members: MemberList.Unretained, _ value: Value, from origin: Member, dead: inout [Member]
+    _ members: MemberList.Borrowed, _ value: Value, from origin: Member, dead: inout [Member]
   ) {
     withUnsafePointer(to: value) { value in
       members.forEachMember { member in
@@ -339,7 +339,7 @@ extension ChainCore {
   @inlinable
   @inline(__always)
   final func callSinks(
-    _ members: MemberList.Unretained, _ hasOwnedSinks: Bool,
+    _ members: MemberList.Borrowed, _ hasOwnedSinks: Bool,
     _ sinks: ContiguousArray<Sink<Value>>?, with value: Value, dead: inout [Member]
   ) {
     if _slowPath(hasOwnedSinks) {
@@ -353,7 +353,7 @@ extension ChainCore {
   @usableFromInline
   @inline(never)
   final func callMergedSinks(
-    _ members: MemberList.Unretained, _ sinks: ContiguousArray<Sink<Value>>?, with value: Value,
+    _ members: MemberList.Borrowed, _ sinks: ContiguousArray<Sink<Value>>?, with value: Value,
     dead: inout [Member]
   ) {
     let keyed = sinks ?? []
@@ -484,7 +484,7 @@ extension ChainCore {
   final func write(at value: UnsafePointer<Value>, to member: Member, dead: inout [Member]) {
     // Called in place, not copied out: a copy would retain its context. The member holds its
     // access: used without a retain of its own.
-    Unmanaged.passUnretained(member.access)._withUnsafeGuaranteedRef { access in
+    Unretained(member.access).with { access in
       guard access.write != nil else { return }
       guard let object = member.object else {
         dead.append(member)

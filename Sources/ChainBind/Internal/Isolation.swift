@@ -62,7 +62,7 @@ final class ChainIsolation: @unchecked Sendable {
     isMain = actor === MainActor.shared
     // Not for the main actor, which lives forever: a weak reference would give it a side table.
     self.actor = isMain ? nil : actor
-    actorAddress = Unmanaged.passUnretained(actor as AnyObject).toOpaque()
+    actorAddress = Unretained(actor as AnyObject).address
     name = Self.name(of: actor)
   }
 

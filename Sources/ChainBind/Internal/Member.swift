@@ -18,7 +18,7 @@ enum MemberRole: UInt8, Sendable {
 enum MemberSource {
   case plain
   // Unretained: see `Member.token`.
-  case token(Unmanaged<BoundToken>)
+  case token(Unretained<BoundToken>)
   case tracked(TrackedSource)
 }
 
@@ -89,9 +89,9 @@ final class Member: @unchecked Sendable {
   var token: BoundToken? {
     get {
       guard case .token(let token) = source else { return nil }
-      return token.takeUnretainedValue()
+      return token.object
     }
-    set { source = newValue.map { .token(Unmanaged.passUnretained($0)) } ?? .plain }
+    set { source = newValue.map { .token(Unretained($0)) } ?? .plain }
   }
 
   // For a tracked member (Tracking.swift): what it observes. Set once, before changes reach it.

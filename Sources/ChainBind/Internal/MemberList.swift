@@ -69,20 +69,20 @@ struct MemberList: RandomAccessCollection {
   // The members for a delivery, which holds the chain's lock only to take them: the first two
   // unretained (a member that leaves during a delivery is kept until it ends,
   // `AnyChain.hasRetired`), the rest in their array, retained when there is one.
-  @inlinable var unretained: Unretained {
-    Unretained(
-      first: first.map { Unmanaged.passUnretained($0) },
-      second: second.map { Unmanaged.passUnretained($0) }, rest: rest)
+  @inlinable var unretained: Borrowed {
+    Borrowed(
+      first: first.map { Unretained($0) },
+      second: second.map { Unretained($0) }, rest: rest)
   }
 
   @usableFromInline
-  struct Unretained {
-    @usableFromInline let first: Unmanaged<Member>?
-    @usableFromInline let second: Unmanaged<Member>?
+  struct Borrowed {
+    @usableFromInline let first: Unretained<Member>?
+    @usableFromInline let second: Unretained<Member>?
     @usableFromInline let rest: ContiguousArray<Member>?
 
     @inlinable
-    init(first: Unmanaged<Member>?, second: Unmanaged<Member>?, rest: ContiguousArray<Member>?) {
+    init(first: Unretained<Member>?, second: Unretained<Member>?, rest: ContiguousArray<Member>?) {
       self.first = first
       self.second = second
       self.rest = rest
@@ -93,12 +93,12 @@ struct MemberList: RandomAccessCollection {
     @inline(__always)
     func forEachMember(_ body: (Member) -> Void) {
       guard let first else { return }
-      first._withUnsafeGuaranteedRef(body)
+      first.with(body)
       guard let second else { return }
-      second._withUnsafeGuaranteedRef(body)
+      second.with(body)
       guard let rest else { return }
       for index in rest.indices {
-        Unmanaged.passUnretained(rest[index])._withUnsafeGuaranteedRef(body)
+        Unretained(rest[index]).with(body)
       }
     }
   }

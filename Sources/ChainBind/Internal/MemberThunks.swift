@@ -153,7 +153,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @inline(__always)
   static func deliver(_ value: Value, from member: Member) {
     // The member holds its chain: no retain of its own.
-    Unmanaged.passUnretained(member.chain)._withUnsafeGuaranteedRef {
+    Unretained(member.chain).with {
       unsafeDowncast($0, to: ChainCore<Value>.self).deliver(from: member, value)
     }
   }

@@ -24,7 +24,7 @@ final class DependencyCollector {
   private unowned(unsafe) let source: TrackedSource?
   // What `source` observed after its last read: those need no new observation. Addresses only:
   // never used as references.
-  private let observed: ContiguousArray<Unmanaged<BoundToken>>
+  private let observed: ContiguousArray<Unretained<BoundToken>>
 
   init(source: TrackedSource? = nil) {
     self.source = source
@@ -39,8 +39,7 @@ final class DependencyCollector {
       tokens.append(token)
       // By address, unretained: a token observed before may have died meanwhile (then one at
       // the same address is observed by the read's `observe`, a little later).
-      let address = Unmanaged.passUnretained(token).toOpaque()
-      if let source, !observed.contains(where: { $0.toOpaque() == address }) {
+      if let source, !observed.contains(where: { $0.refers(to: token) }) {
         source.observeNow(token)
       }
     }
@@ -59,7 +58,7 @@ final class DependencyCollector {
 // @unchecked Sendable: `state` lives in its lock; the rest is fixed at creation.
 final class TrackedSource: @unchecked Sendable {
   private struct State {
-    var dependencies: ContiguousArray<Unmanaged<BoundToken>> = []
+    var dependencies: ContiguousArray<Unretained<BoundToken>> = []
     // Cleared when the membership ends (a notification under way may outlive it). Not weak: a
     // weak reference gives the member a side table, which slows every retain of it.
     var member: Member?
@@ -76,7 +75,8 @@ final class TrackedSource: @unchecked Sendable {
   var member: Member? { state.withLock { $0.member } }
   // What the last read observed, for the next read (`DependencyCollector`): reads are one at a
   // time, inside the chain's delivery, so only the reading thread touches it.
-  @exclusivity(unchecked) private(set) var lastObserved: ContiguousArray<Unmanaged<BoundToken>> = []
+  @exclusivity(unchecked) private(set) var lastObserved: ContiguousArray<Unretained<BoundToken>> =
+    []
   // Reads the member's key path again, collecting its dependencies; sends the value when it
   // differs from the last one and `sending` is true. Returns the tokens read.
   private let reread: (TrackedSource, Member, _ sending: Bool) -> [BoundToken]?
@@ -91,43 +91,39 @@ final class TrackedSource: @unchecked Sendable {
   // in `tokenEnded` for this lock: it is compared by address and used without a retain.
   func observe(_ tokens: [BoundToken]) {
     if !Self.same(lastObserved, tokens) {
-      lastObserved = ContiguousArray(tokens.map { Unmanaged.passUnretained($0) })
+      lastObserved = ContiguousArray(tokens.map { Unretained($0) })
     }
     state.withLock { state in
       guard state.member != nil else { return }
       let old = state.dependencies
       if Self.same(old, tokens) { return }  // the same properties as last time: nothing to change
-      let addresses = tokens.map { Unmanaged.passUnretained($0).toOpaque() }
-      for dependency in old where !addresses.contains(dependency.toOpaque()) {
-        dependency._withUnsafeGuaranteedRef { $0.removeObserver(self) }
+      for dependency in old where !tokens.contains(where: { dependency.refers(to: $0) }) {
+        dependency.with { $0.removeObserver(self) }
       }
       for token in tokens
-      where !old.contains(where: { $0.toOpaque() == Unmanaged.passUnretained(token).toOpaque() }) {
+      where !old.contains(where: { $0.refers(to: token) }) {
         token.addObserver(self)
       }
-      state.dependencies = ContiguousArray(tokens.map { Unmanaged.passUnretained($0) })
+      state.dependencies = ContiguousArray(tokens.map { Unretained($0) })
     }
   }
 
   // Whether `observed` are `tokens`, in order, by address.
   private static func same(
-    _ observed: ContiguousArray<Unmanaged<BoundToken>>, _ tokens: [BoundToken]
+    _ observed: ContiguousArray<Unretained<BoundToken>>, _ tokens: [BoundToken]
   ) -> Bool {
     observed.count == tokens.count
-      && zip(observed, tokens).allSatisfy {
-        $0.toOpaque() == Unmanaged.passUnretained($1).toOpaque()
-      }
+      && zip(observed, tokens).allSatisfy { $0.refers(to: $1) }
   }
 
   // The read in progress reached `token` (alive: the collector holds it): observe it now. The
   // read's `observe` keeps it, or stops observing it when the read did not use it after all.
   func observeNow(_ token: BoundToken) {
-    let address = Unmanaged.passUnretained(token).toOpaque()
     state.withLock { state in
-      guard state.member != nil, !state.dependencies.contains(where: { $0.toOpaque() == address })
+      guard state.member != nil, !state.dependencies.contains(where: { $0.refers(to: token) })
       else { return }
       token.addObserver(self)
-      state.dependencies.append(Unmanaged.passUnretained(token))
+      state.dependencies.append(Unretained(token))
     }
   }
 
@@ -137,7 +133,7 @@ final class TrackedSource: @unchecked Sendable {
     state.withLock { state in
       state.member = nil
       for dependency in state.dependencies {
-        dependency._withUnsafeGuaranteedRef { $0.removeObserver(self) }
+        dependency.with { $0.removeObserver(self) }
       }
       state.dependencies = []
     }
@@ -192,8 +188,7 @@ final class TrackedSource: @unchecked Sendable {
   // An observed token is being deallocated, with its object. When that object was the member's
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
   func tokenEnded(_ token: BoundToken) {
-    let address = Unmanaged.passUnretained(token).toOpaque()
-    state.withLock { state in state.dependencies.removeAll { $0.toOpaque() == address } }
+    state.withLock { state in state.dependencies.removeAll { $0.refers(to: token) } }
     guard let member else { return }
     if member.object == nil, member.isAttached { member.chain.registry.detach(member) }
   }
