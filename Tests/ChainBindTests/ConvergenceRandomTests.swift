@@ -11,10 +11,15 @@ import Testing
 // sender reads now. The seed of a failing run is in the failure's message; set
 // CHAINBIND_CONVERGENCE_SEED to replay one, CHAINBIND_CONVERGENCE_STEPS for longer runs.
 
-/// A nested link; its `n` is guarded by its node's `innerLock`.
+/// A nested link; its `n` is guarded by its node's `innerLock`, which `lockedN` takes.
 private final class Leaf: @unchecked Sendable {
   @Bound var n: Int
-  init(_ n: Int) { self.n = n }
+  let lock: NSRecursiveLock
+  var lockedN: Int { lock.withLock { n } }
+  init(_ n: Int, lock: NSRecursiveLock) {
+    self.n = n
+    self.lock = lock
+  }
 }
 
 /// A source object, confined by the test's threads as a user would confine it.
@@ -25,7 +30,9 @@ private final class Node: @unchecked Sendable {
   let nLock = NSRecursiveLock()
   let innerLock = NSRecursiveLock()
   @Bound var n = 0
-  @Bound var inner = Leaf(0)
+  @Bound var inner: Leaf
+  // The nested chain's path, `\.lockedInner.lockedN`, reads under the lock at each link.
+  var lockedInner: Leaf { innerLock.withLock { inner } }
   var total: Int {
     let n = nLock.withLock { self.n }
     return n + innerLock.withLock { inner.n }
@@ -33,14 +40,22 @@ private final class Node: @unchecked Sendable {
   var innerN: Int { innerLock.withLock { inner.n } }
   // An `@Observable` source, and a list, each behind a lock of its own.
   let settingsLock = NSRecursiveLock()
-  let settings = Settings()
+  let settings: Settings
   let itemsLock = NSRecursiveLock()
   @Bound var items: [Int] = []
+
+  init() {
+    inner = Leaf(0, lock: innerLock)
+    settings = Settings(lock: settingsLock)
+  }
 }
 
 @Observable
 private final class Settings: @unchecked Sendable {
   var volume = 0
+  @ObservationIgnored let lock: NSRecursiveLock
+  var lockedVolume: Int { lock.withLock { volume } }
+  init(lock: NSRecursiveLock) { self.lock = lock }
 }
 
 /// The changes a list sink got, to check that they chain (`next.old == previous.new`).
@@ -89,8 +104,8 @@ private final class Tracked: @unchecked Sendable {
     switch kind {
     case .flat: chain = Bind.inout(node, \.n)
     case .total: chain = Bind.in(node, \.total)
-    case .nested: chain = Bind.in(node, \.inner.n)
-    case .observable: chain = Bind.inout(node.settings, \.volume)
+    case .nested: chain = Bind.in(node, \.lockedInner.lockedN)
+    case .observable: chain = Bind.in(node.settings, \.lockedVolume)
     }
   }
 
@@ -143,7 +158,7 @@ struct ConvergenceRandomTests {
             let value = random.below(1_000)
             node.innerLock.withLock { node.inner.n = value }
           case 5:
-            let leaf = Leaf(random.below(1_000))
+            let leaf = Leaf(random.below(1_000), lock: node.innerLock)
             node.innerLock.withLock { node.inner = leaf }
           case 6, 7:
             let receiver = Receiver()
