@@ -270,6 +270,44 @@ struct ConvergenceTests {
   }
 }
 
+@Suite("Convergence: in a main-actor chain", .serialized)
+struct IsolatedConvergenceTests {
+  @Test("another thread's change of a nested link, while the actor writes that path, is delivered")
+  @MainActor
+  func anotherThreadsChangeIsNotAnEchoOnTheActor() async {
+    let outer = Outer()
+    let source = Source()
+    let chain = Bind.inout(source, \.text).inout(outer, \.inner.text)  // isolated to MainActor
+    let first = outer.inner
+    let replaced = LockedBox(false)
+    // Held on the main thread as the chain writes "typed" into the path, while another thread
+    // replaces the link.
+    first.hook.withLock {
+      $0 = { newValue in
+        guard newValue == "typed" else { return }
+        let replacing = startThread {
+          outer.inner = Inner("replaced")
+          replaced.withLock { $0 = true }
+        }
+        replacing.wait()  // its change was queued for the actor: it did not wait for it
+      }
+    }
+    source.text = "typed"
+    first.hook.withLock { $0 = nil }
+    #expect(replaced.withLock { $0 })
+    // The actor runs the re-read queued for it.
+    var turns = 0
+    while chain.currentValue != "replaced" && turns < 10_000 {
+      await Task.yield()
+      turns += 1
+    }
+    #expect(outer.inner.text == "replaced")
+    #expect(chain.currentValue == "replaced")
+    #expect(source.text == "replaced")
+    chain.unbind()
+  }
+}
+
 @Suite("Convergence: a refused addition changes nothing", .serialized)
 struct RefusedAdditionTests {
   @Test("a member refused on the main actor does not isolate the chain")
