@@ -100,6 +100,34 @@ struct ConvergenceTests {
     chain.unbind()
   }
 
+  @Test("re-reads waiting for the same member merge into one, which reads the latest")
+  func waitingRereadsMerge() {
+    let sums = Sums()
+    let gauge = Gauge()
+    let chain = Bind.in(sums, \.sum).out(gauge, \.value)
+    let reads = LockedBox(0)
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    sums.hook.withLock {
+      $0 = { value in
+        reads.withLock { $0 += 1 }
+        guard value == 1 else { return }
+        entered.signal()
+        proceed.wait()
+      }
+    }
+    let delivering = startThread { sums.a = 1 }
+    entered.wait()  // the other thread is inside its re-read
+    for b in 10...14 { sums.b = b }  // five changes while it reads: one re-read waits for them
+    proceed.signal()
+    delivering.wait()
+    sums.hook.withLock { $0 = nil }
+    #expect(reads.withLock { $0 } == 2)
+    #expect(gauge.value == 15)
+    #expect(chain.currentValue == 15)
+    chain.unbind()
+  }
+
   @Test(
     "a dependency changed while the member is being bound is delivered",
     arguments: 1...4)
