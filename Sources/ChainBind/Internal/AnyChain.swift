@@ -154,12 +154,6 @@ class AnyChain: @unchecked Sendable {
   // Chain lock held.
   @inlinable final var isDelivering: Bool { deliverer != 0 }
 
-  // Whether this thread is delivering the chain's changes now (so a write it makes is an echo,
-  // and work it adds runs at once).
-  final var isDeliveringHere: Bool {
-    lock.run { deliverer == currentThreadID() }
-  }
-
   // Runs work as part of the chain's one-at-a-time delivery (ChainCore): `now` when it runs on
   // this thread (told whether this thread was already delivering), `later()`, made under the
   // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work makes is delivered at once,

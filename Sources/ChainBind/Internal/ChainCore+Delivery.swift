@@ -397,14 +397,15 @@ extension ChainCore {
     let isFeedback = deliverer == currentThreadID()
     var change = PendingChange(origin: origin, value: value)
     change.isFeedback = isFeedback
-    var insertion: Int?
+    var index: Int?
     if isFeedback && isRunningWork {
       let extras = extrasInUse
-      insertion = extras.insertion ?? 0
-      extras.insertion = (insertion ?? 0) + 1
+      let next = extras.insertion ?? 0
+      extras.insertion = next + 1
+      index = next
       change.isFeedback = isRunningOwnWork
     }
-    enqueue(.change(change), at: insertion)
+    enqueue(.change(change), at: index)
   }
 
   // Chain lock held; another thread delivers. `work` runs in the delivery's order.
