@@ -136,92 +136,157 @@ struct ConvergenceRandomTests {
 
   @Test("three threads, then quiescence: every member at its chain's value", arguments: seeds)
   func everyMemberSettlesAtTheLatestValue(seed: UInt64) {
-    let nodes = (0..<3).map { _ in Node() }
-    let chains = nodes.flatMap { node in Kind.allCases.map { Tracked(node: node, kind: $0) } }
-    let lists = nodes.map { Bind.in($0, \.items) }
-    let listLog = ListLog()
-    let sinks = SinkLog()
-    let threads = 3
-    let steps = Self.steps
-    let done = DispatchSemaphore(value: 0)
-    for thread in 0..<threads {
-      Thread {
+    let run = RandomRun()
+    let done = run.start(seed: seed, steps: Self.steps)
+    done.wait()
+    for failure in run.failures(seed: seed) { Issue.record(Comment(rawValue: failure)) }
+    run.unbind()
+  }
+
+  @Test(
+    "main-actor chains: once the actor has run what was queued, every member at its value",
+    arguments: seeds.prefix(4))
+  @MainActor
+  func isolatedChainsSettleOnTheActor(seed: UInt64) async {
+    let run = RandomRun()
+    run.isolateToThisActor()
+    let done = run.start(seed: seed, steps: Self.steps / 2)
+    await withCheckedContinuation { continuation in
+      done.notify(queue: .global()) { @Sendable in continuation.resume() }
+    }
+    // The threads are done; the actor delivers what they queued for it.
+    var failures = run.failures(seed: seed)
+    var turns = 0
+    while !failures.isEmpty && turns < 100_000 {
+      await Task.yield()
+      turns += 1
+      if turns % 100 == 0 { failures = run.failures(seed: seed) }
+    }
+    for failure in failures { Issue.record(Comment(rawValue: failure)) }
+    run.unbind()
+  }
+}
+
+/// One randomized run: the objects, their chains, and what the sinks got.
+private final class RandomRun: @unchecked Sendable {
+  let nodes = (0..<3).map { _ in Node() }
+  let chains: [Tracked]
+  let lists: [Chain<[Int]>]
+  let listLog = ListLog()
+  let sinks = SinkLog()
+
+  init() {
+    chains = nodes.flatMap { node in Kind.allCases.map { Tracked(node: node, kind: $0) } }
+    lists = nodes.map { Bind.in($0, \.items) }
+  }
+
+  // Adds an error handler from the caller's actor: every chain is isolated to it.
+  func isolateToThisActor(isolation: isolated (any Actor)? = #isolation) {
+    for target in chains { target.chain.onError { _ in } }
+    for list in lists { list.onError { _ in } }
+  }
+
+  // Three threads of `steps` random operations; the group is done when they all are.
+  func start(seed: UInt64, steps: Int) -> DispatchGroup {
+    let done = DispatchGroup()
+    for thread in 0..<3 {
+      done.enter()
+      Thread { [self] in
         var random = SplitMix64(seed: seed &* 31 &+ UInt64(thread))
-        for step in 0..<steps {
-          let target = random.pick(chains)
-          let node = target.node
-          switch random.below(14) {
-          case 0, 1, 2:
-            let value = random.below(1_000)
-            node.nLock.withLock { node.n = value }
-          case 3, 4:
-            let value = random.below(1_000)
-            node.innerLock.withLock { node.inner.n = value }
-          case 5:
-            let leaf = Leaf(random.below(1_000), lock: node.innerLock)
-            node.innerLock.withLock { node.inner = leaf }
-          case 6, 7:
-            let receiver = Receiver()
-            target.receivers.withLock { $0.append(receiver) }
-            target.chain.out(receiver, \.value)
-          case 8:
-            // Unbound, or released: the chain holds receivers weakly.
-            let removed = target.receivers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-            if let removed, random.chance(50) { Bind.unbind(removed) }
-          case 10:
-            let value = random.below(1_000)
-            node.settingsLock.withLock { node.settings.volume = value }
-          case 11, 12:
-            let edit = random.below(3)
-            let value = random.below(50)
-            node.itemsLock.withLock {
-              switch edit {
-              case 0: node.items.append(value)
-              case 1: if !node.items.isEmpty { node.items.remove(at: value % node.items.count) }
-              default: node.items.insert(value, at: 0)
-              }
-            }
-          case 13:
-            let index = nodes.firstIndex { $0 === node } ?? 0
-            let key = "list\(index)-t\(thread)-\(step)"
-            lists[index].outChanges(key: key) { listLog.record(key, $0) }
-          default:
-            // Keys are never reused: a sink added again under a key is a new sink.
-            let key = "t\(thread)-\(step)"
-            target.chain.out(key: key) { sinks.record("\(ObjectIdentifier(target))\(key)", $0) }
-            if random.chance(30) {
-              let old = "t\(thread)-\(random.below(step + 1))"
-              target.chain.removeOut(key: old)
-              sinks.remove("\(ObjectIdentifier(target))\(old)")
-            }
-          }
-        }
-        done.signal()
+        for step in 0..<steps { operate(&random, thread: thread, step: step) }
+        done.leave()
       }.start()
     }
-    for _ in 0..<threads { done.wait() }
+    return done
+  }
+
+  func operate(_ random: inout SplitMix64, thread: Int, step: Int) {
+    let (sinks, listLog) = (self.sinks, self.listLog)
+    let target = random.pick(chains)
+    let node = target.node
+    switch random.below(14) {
+    case 0, 1, 2:
+      let value = random.below(1_000)
+      node.nLock.withLock { node.n = value }
+    case 3, 4:
+      let value = random.below(1_000)
+      node.innerLock.withLock { node.inner.n = value }
+    case 5:
+      let leaf = Leaf(random.below(1_000), lock: node.innerLock)
+      node.innerLock.withLock { node.inner = leaf }
+    case 6, 7:
+      let receiver = Receiver()
+      target.receivers.withLock { $0.append(receiver) }
+      target.chain.out(receiver, \.value)
+    case 8:
+      // Unbound, or released: the chain holds receivers weakly.
+      let removed = target.receivers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+      if let removed, random.chance(50) { Bind.unbind(removed) }
+    case 10:
+      let value = random.below(1_000)
+      node.settingsLock.withLock { node.settings.volume = value }
+    case 11, 12:
+      let edit = random.below(3)
+      let value = random.below(50)
+      node.itemsLock.withLock {
+        switch edit {
+        case 0: node.items.append(value)
+        case 1: if !node.items.isEmpty { node.items.remove(at: value % node.items.count) }
+        default: node.items.insert(value, at: 0)
+        }
+      }
+    case 13:
+      let index = nodes.firstIndex { $0 === node } ?? 0
+      let key = "list\(index)-t\(thread)-\(step)"
+      lists[index].outChanges(key: key) { listLog.record(key, $0) }
+    default:
+      // Keys are never reused: a sink added again under a key is a new sink.
+      let key = "t\(thread)-\(step)"
+      target.chain.out(key: key) { sinks.record("\(ObjectIdentifier(target))\(key)", $0) }
+      if random.chance(30) {
+        let old = "t\(thread)-\(random.below(step + 1))"
+        target.chain.removeOut(key: old)
+        sinks.remove("\(ObjectIdentifier(target))\(old)")
+      }
+    }
+  }
+
+  // What differs from the rules once every thread has finished (Docs/Semantics.md, "Threading").
+  func failures(seed: UInt64) -> [String] {
+    var found: [String] = []
     for target in chains {
       let expected = target.expected
-      #expect(
-        target.chain.currentValue == expected, "seed \(seed): \(target.kind) chain's value")
+      if target.chain.currentValue != expected {
+        found.append("seed \(seed): \(target.kind) chain's value")
+      }
       for receiver in target.receivers.withLock({ $0 }) {
-        #expect(receiver.value == expected, "seed \(seed): a receiver of a \(target.kind) chain")
+        if receiver.value != expected {
+          found.append("seed \(seed): a receiver of a \(target.kind) chain")
+        }
       }
       for (key, value) in sinks.values where key.hasPrefix("\(ObjectIdentifier(target))") {
-        #expect(value == expected, "seed \(seed): sink \(key) of a \(target.kind) chain")
+        if value != expected { found.append("seed \(seed): sink \(key) of a \(target.kind) chain") }
       }
     }
     for (index, node) in nodes.enumerated() {
       let expected = node.itemsLock.withLock { node.items }
       for (key, changes) in listLog.all where key.hasPrefix("list\(index)-") {
-        #expect(changes.first?.isInitial == true, "seed \(seed): list sink \(key)")
+        if changes.first?.isInitial != true {
+          found.append("seed \(seed): list sink \(key): no initial change")
+        }
         for (previous, next) in zip(changes, changes.dropFirst()) where next.old != previous.new {
-          Issue.record(
+          found.append(
             "seed \(seed): list sink \(key): a change does not start where the last ended")
         }
-        #expect(changes.last?.new == expected, "seed \(seed): list sink \(key)")
+        if changes.last?.new != expected {
+          found.append("seed \(seed): list sink \(key): not at the list")
+        }
       }
     }
+    return found
+  }
+
+  func unbind() {
     for target in chains { target.chain.unbind() }
     for list in lists { list.unbind() }
   }
