@@ -22,6 +22,7 @@ extension ChainCore {
       if _slowPath(isRunningWork) && takesNestedTurn() { return deliverNested(from: origin, value) }
       enqueue(origin: origin, value: value)
       lock.unlock()
+      if _slowPath(isTraced) { traceQueued(from: origin, value) }
       return
     }
     if _slowPath(isIsolated) && !mayDeliverHere(from: origin, value) { return }
@@ -254,6 +255,9 @@ extension ChainCore {
   final func runTurn(
     from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout [Member]
   ) -> Bool {
+    if _slowPath(isTraced) {
+      return runTracedTurn(from: origin, value, skippingFilters: skippingFilters, dead: &dead)
+    }
     if _slowPath(filterCount > 0 && !skippingFilters) {
       return runFilteredTurn(from: origin, value, dead: &dead)
     }
@@ -294,6 +298,7 @@ extension ChainCore {
       if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
         write(previous, to: origin, dead: &dead)
       }
+      rejected(value)
       return false
     }
     // Accepted. Taken again with the new value in place, so a member or sink that a filter

@@ -51,10 +51,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     // The error handler stays: errors about the released chain (adding to it) still reach it.
     // Most chains have none of these: boxing three empty generic arrays costs thousands of
     // instructions per release.
+    // Told after unlocking, when the registry releases what this returns.
+    let ended = isTraced ? TraceNote(self) { .chainEnded } : nil
     guard filterCount > 0 || sinkCount > 0 || queuedCount > 0 || listChange != nil else {
-      return nil
+      return ended
     }
-    let state: Any = (filters, sinks, queue, listChange)
+    let state: Any = (filters, sinks, queue, listChange, ended)
     listChange = nil
     filters = nil
     sinks = nil
