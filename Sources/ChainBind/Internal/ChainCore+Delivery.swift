@@ -13,6 +13,10 @@ extension ChainCore {
   // line, in this module.
   @inlinable
   final func deliver(from origin: Member, _ value: Value) {
+    // A batch is open on some thread: this change may wait for its end (Batch.swift).
+    if _slowPath(openBatches.load(ordering: .relaxed) > 0) && deliverInBatch(from: origin, value) {
+      return
+    }
     lock.lock()
     guard isActive else {
       lock.unlock()
