@@ -9,6 +9,8 @@
 //   HotPathProfile filter [N]                  `set → 1 out` N times through a filter and a
 //                                               convert closure (Int → String)
 //   HotPathProfile sink [N]                    N sets of a chain with one sink, no members
+//   HotPathProfile traced [N]                  `chainbind` with a tracer that counts events:
+//                                               what tracing costs (values described)
 //   HotPathProfile twoway|floortwoway [N]      N sets alternating between the two `@Bound`
 //                                               ends of a two-way pair (floortwoway: two
 //                                               `didSet` models writing each other weakly,
@@ -246,6 +248,12 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       .out(text, \.text, convert: { String($0) })
     setRepeatedly(model, n)
     consume(chain.memberCount + text.text.count)
+  case "traced":
+    let model = Model()
+    var events = 0
+    let chain = Bind.inout(model, \.value).out(target, \.value).trace { _ in events &+= 1 }
+    setRepeatedly(model, n)
+    consume(chain.memberCount + events)
   case "sink":
     let model = Model()
     var total = 0
@@ -342,10 +350,10 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     exit(0)
   default:
     let modes = [
-      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
-      "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed", "churn",
-      "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
-      "difference10", "differenceshuffle", "differencedk",
+      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "traced",
+      "twoway", "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed",
+      "churn", "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk",
+      "difference1", "difference10", "differenceshuffle", "differencedk",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
