@@ -85,12 +85,16 @@ extension ChainCore {
     let filters = filterCount > 0 ? (self.filters ?? []) : []
     lock.unlock()
     var dead: [Member] = []
-    if isTraced { trace(.changeReceived(from: origin.tracedName, value: describeValue(value))) }
+    if isTraced {
+      trace(.changeReceived(from: tracedName(of: origin), value: describeValue(value)))
+    }
     if let rejecting = filters.indices.first(where: { !filters[$0](value) }) {
       if isTraced { trace(.filterRejected(filter: rejecting, value: describeValue(value))) }
       if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
         write(previous, to: origin, dead: &dead)
-        if isTraced { trace(.reverted(member: origin.tracedName, value: describeValue(previous))) }
+        if isTraced {
+          trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
+        }
       }
       rejected(value)
     } else {

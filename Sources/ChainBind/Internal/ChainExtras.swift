@@ -14,6 +14,10 @@ class AnyChainExtras {
   // The chain's tracer (Tracing.swift), and what the last traced write did.
   @exclusivity(unchecked) final var tracer: ((ChainEvent) -> Void)?
   @usableFromInline final let writeOutcome = Atomic<UInt8>(0)
+  // For a traced chain: its code, and its members' names (a key path's description is slow),
+  // by member, each kept with its member so that its address names no other.
+  @exclusivity(unchecked) final var tracedCode: ChainCode?
+  @exclusivity(unchecked) final var tracedNames: [ObjectIdentifier: (Member, String)] = [:]
   // Numbers keyed and owned sinks in the order they were added, across both.
   @exclusivity(unchecked) private final var sinksAdded: Int32 = 0
 

@@ -19,20 +19,46 @@ extension AnyChain {
   // Hands an event to the tracer, if one is set: the event is made only then, and the tracer is
   // called after unlocking.
   final func trace(_ kind: @autoclosure () -> ChainEvent.Kind) {
-    guard let tracer = lock.run({ extrasStorage?.tracer }) else { return }
-    tracer(ChainEvent(code: code, kind: kind()))
+    let traced = lock.run { () -> (tracer: (ChainEvent) -> Void, code: ChainCode)? in
+      guard let extras = extrasStorage, let tracer = extras.tracer else { return nil }
+      let code = extras.tracedCode ?? code
+      extras.tracedCode = code
+      return (tracer, code)
+    }
+    guard let traced else { return }
+    traced.tracer(ChainEvent(code: traced.code, kind: kind()))
+  }
+
+  // `member.tracedName`, remembered while the chain is traced.
+  final func tracedName(of member: Member) -> String {
+    let id = ObjectIdentifier(member)
+    if let name = lock.run({ extrasStorage?.tracedNames[id]?.1 }) { return name }
+    let name = member.tracedName
+    // Released after unlocking: a member's closures may hold the caller's values.
+    let forgotten = lock.run { () -> [ObjectIdentifier: (Member, String)] in
+      guard let extras = extrasStorage, extras.tracer != nil else { return [:] }
+      var forgotten: [ObjectIdentifier: (Member, String)] = [:]
+      // A chain whose members come and go forgets them now and then.
+      if extras.tracedNames.count >= 64 { swap(&forgotten, &extras.tracedNames) }
+      extras.tracedNames[id] = (member, name)
+      return forgotten
+    }
+    withExtendedLifetime(forgotten) {}
+    return name
   }
 
   // Sets or removes the tracer; the one it replaces is released after unlocking.
   final func setTracer(_ tracer: ((ChainEvent) -> Void)?) {
-    let replaced = lock.run { () -> ((ChainEvent) -> Void)? in
-      guard isActive || tracer == nil else { return tracer }
+    let replaced = lock.run { () -> (Any?, [ObjectIdentifier: (Member, String)]) in
+      guard isActive || tracer == nil else { return (tracer, [:]) }
       let extras = extrasInUse
+      var names: [ObjectIdentifier: (Member, String)] = [:]
+      if tracer == nil { swap(&names, &extras.tracedNames) }
       defer {
         extras.tracer = tracer
         traced.store(tracer != nil, ordering: .releasing)
       }
-      return extras.tracer
+      return (extras.tracer, names)
     }
     withExtendedLifetime(replaced) {}
   }
@@ -50,7 +76,7 @@ extension AnyChain {
   @usableFromInline
   @inline(never)
   final func traceQueued(from origin: Member, _ value: Any) {
-    trace(.changeQueued(from: origin.label.description, value: describeValue(value)))
+    trace(.changeQueued(from: tracedName(of: origin), value: describeValue(value)))
   }
 }
 
@@ -106,12 +132,12 @@ extension ChainCore {
     let previous = current
     let filters = skippingFilters ? [] : (self.filters ?? [])
     lock.unlock()
-    trace(.changeReceived(from: origin.tracedName, value: describeValue(value)))
+    trace(.changeReceived(from: tracedName(of: origin), value: describeValue(value)))
     if let rejecting = filters.indices.first(where: { !filters[$0](value) }) {
       trace(.filterRejected(filter: rejecting, value: describeValue(value)))
       if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
         write(previous, to: origin, dead: &dead)
-        trace(.reverted(member: origin.tracedName, value: describeValue(previous)))
+        trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
       }
       rejected(value)
       return false
@@ -156,7 +182,7 @@ extension ChainCore {
         let member = owned.removeFirst()
         guard member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive
         else { continue }
-        trace(.sinkCalled(key: member.tracedName))
+        trace(.sinkCalled(key: tracedName(of: member)))
         write(value, to: member, dead: &dead)
       }
     }
@@ -172,11 +198,11 @@ extension ChainCore {
     guard dead.count == deadCount, member.write != nil else { return }
     switch extras.writeOutcome.load(ordering: .relaxed) {
     case TracedWrite.skipped:
-      trace(.memberSkipped(member: member.tracedName))
+      trace(.memberSkipped(member: tracedName(of: member)))
     case TracedWrite.failed:
-      trace(.conversionFailed(member: member.tracedName, value: describeValue(value.pointee)))
+      trace(.conversionFailed(member: tracedName(of: member), value: describeValue(value.pointee)))
     default:
-      trace(.memberWritten(member: member.tracedName, value: describeValue(value.pointee)))
+      trace(.memberWritten(member: tracedName(of: member), value: describeValue(value.pointee)))
     }
   }
 
