@@ -1,6 +1,6 @@
 /// Something a traced chain did: one step of a delivery, or a change of its membership.
 ///
-/// A chain hands its events to the tracer set with ``Chain/trace(_:)``, one at a time, in the
+/// A chain hands its events to the tracer set with ``Chain/trace(isolation:_:)``, one at a time, in the
 /// order things happen in its delivery. Values appear as `String(describing:)`, computed only
 /// while a tracer is set.
 ///
@@ -73,7 +73,7 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
     self.kind = kind
   }
 
-  /// The event as one line, as ``Chain/trace()`` prints it.
+  /// The event as one line, as ``Chain/trace(isolation:)`` prints it.
   ///
   /// ```swift
   /// event.description   // Lottery.winCode#3: filter 0 rejected "1234"
