@@ -28,7 +28,9 @@ extension Bind {
     if Batch.openHere != nil { return try body() }
     let batch = Batch()
     openBatches.add(1, ordering: .relaxed)
+    let isPublished = batch.publish()
     defer {
+      if isPublished { batch.unpublish() }
       openBatches.subtract(1, ordering: .relaxed)
       batch.deliver()
     }
