@@ -49,8 +49,9 @@ allocation_modes=(chainbind mainactor floor string floorstring double filter sin
 # traced: a chain with a tracer (Docs/Semantics.md, "Tracing"); it describes every value, so it
 # allocates per operation and is not among the allocation modes. chainbind is the same chain
 # without one: tracing costs an untraced chain nothing measurable.
+# batch: chainbind's sets in batches of 100 (Docs/Semantics.md, "Batches").
 instruction_modes=(chainbind mainactor string double filter sink twoway boundread nested computed
-  traced)
+  traced batch)
 # Instruction counts depend on the toolchain, the C library and valgrind: the baseline records
 # them, and a different setup gets a warning (not a failure).
 setup="$(swift --version 2>/dev/null | head -n 1); $(uname -m); $(valgrind --version)"

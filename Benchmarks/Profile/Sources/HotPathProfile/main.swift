@@ -11,6 +11,8 @@
 //   HotPathProfile sink [N]                    N sets of a chain with one sink, no members
 //   HotPathProfile traced [N]                  `chainbind` with a tracer that counts events:
 //                                               what tracing costs (values described)
+//   HotPathProfile batch [N]                   `chainbind`'s N sets made in batches of 100
+//                                               (`Bind.batch`): one delivery per batch
 //   HotPathProfile twoway|floortwoway [N]      N sets alternating between the two `@Bound`
 //                                               ends of a two-way pair (floortwoway: two
 //                                               `didSet` models writing each other weakly,
@@ -248,6 +250,11 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       .out(text, \.text, convert: { String($0) })
     setRepeatedly(model, n)
     consume(chain.memberCount + text.text.count)
+  case "batch":
+    let model = Model()
+    let chain = Bind.inout(model, \.value).out(target, \.value)
+    for _ in 0..<n / 100 { Bind.batch { setRepeatedly(model, 100) } }
+    consume(chain.memberCount)
   case "traced":
     let model = Model()
     var events = 0
@@ -350,7 +357,7 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     exit(0)
   default:
     let modes = [
-      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "traced",
+      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "traced", "batch",
       "twoway", "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed",
       "churn", "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk",
       "difference1", "difference10", "differenceshuffle", "differencedk",
