@@ -13,6 +13,10 @@
 //                                               what tracing costs (values described)
 //   HotPathProfile batch [N]                   `chainbind`'s N sets made in batches of 100
 //                                               (`Bind.batch`): one delivery per batch
+//   HotPathProfile values|valuesstream [N]     N sets of a chain with one `values` iterator
+//                                               that keeps the latest value (valuesstream: the
+//                                               hand-written peer, a sink yielding into an
+//                                               `AsyncStream` buffering the newest value)
 //   HotPathProfile twoway|floortwoway [N]      N sets alternating between the two `@Bound`
 //                                               ends of a two-way pair (floortwoway: two
 //                                               `didSet` models writing each other weakly,
@@ -255,6 +259,20 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let chain = Bind.inout(model, \.value).out(target, \.value)
     for _ in 0..<n / 100 { Bind.batch { setRepeatedly(model, 100) } }
     consume(chain.memberCount)
+  case "values":
+    let model = Model()
+    let chain = Bind.inout(model, \.value)
+    let iterator = chain.values.makeAsyncIterator()
+    setRepeatedly(model, n)
+    withExtendedLifetime(iterator) { consume(chain.memberCount) }
+  case "valuesstream":
+    let model = Model()
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Int.self, bufferingPolicy: .bufferingNewest(1))
+    let chain = Bind.inout(model, \.value).out(key: "stream") { continuation.yield($0) }
+    let iterator = stream.makeAsyncIterator()
+    setRepeatedly(model, n)
+    withExtendedLifetime(iterator) { consume(chain.memberCount) }
   case "traced":
     let model = Model()
     var events = 0
@@ -357,7 +375,7 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     exit(0)
   default:
     let modes = [
-      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "traced", "batch",
+      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "traced", "batch", "values", "valuesstream",
       "twoway", "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed",
       "churn", "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk",
       "difference1", "difference10", "differenceshuffle", "differencedk",
@@ -386,3 +404,4 @@ if kind == "mainactor" {
 } else {
   profile(kind, n)
 }
+
