@@ -219,3 +219,18 @@ private final class SendableModel: @unchecked Sendable {
 private final class SendableDisplay: @unchecked Sendable {
   var number = 0
 }
+
+@Suite struct BatchIsolationTests {
+  @Test @MainActor func aMainActorChainBatchedOnTheMainActorDeliversOnce() {
+    let model = Model()
+    var calls: [Int] = []
+    let chain = Bind.inout(model, \.int).out(key: "log", initial: false) { calls.append($0) }
+    Bind.batch {
+      model.int = 1
+      model.int = 2
+      #expect(calls.isEmpty)
+    }
+    #expect(calls == [2])
+    chain.unbind()
+  }
+}
