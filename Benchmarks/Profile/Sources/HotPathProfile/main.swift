@@ -9,14 +9,6 @@
 //   HotPathProfile filter [N]                  `set → 1 out` N times through a filter and a
 //                                               convert closure (Int → String)
 //   HotPathProfile sink [N]                    N sets of a chain with one sink, no members
-//   HotPathProfile traced [N]                  `chainbind` with a tracer that counts events:
-//                                               what tracing costs (values described)
-//   HotPathProfile batch [N]                   `chainbind`'s N sets made in batches of 100
-//                                               (`Bind.batch`): one delivery per batch
-//   HotPathProfile values|valuesstream [N]     N sets of a chain with one `values` iterator
-//                                               that keeps the latest value (valuesstream: the
-//                                               hand-written peer, a sink yielding into an
-//                                               `AsyncStream` buffering the newest value)
 //   HotPathProfile twoway|floortwoway [N]      N sets alternating between the two `@Bound`
 //                                               ends of a two-way pair (floortwoway: two
 //                                               `didSet` models writing each other weakly,
@@ -46,6 +38,14 @@
 //   HotPathProfile stepsdk [N]                 as listdk, and the change's `steps` read
 //   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
 //                                               actor and set on it
+//   HotPathProfile traced [N]                  `chainbind` with a tracer that counts events:
+//                                               what tracing costs (values described)
+//   HotPathProfile batch [N]                   `chainbind`'s N sets made in batches of 100
+//                                               (`Bind.batch`): one delivery per batch
+//   HotPathProfile values|valuesstream [N]     N sets of a chain with one `values` iterator
+//                                               that keeps the latest value (valuesstream: the
+//                                               hand-written peer, a sink yielding into an
+//                                               `AsyncStream` buffering the newest value)
 // An unknown mode prints the list of modes and exits with status 2.
 import ChainBind
 import Synchronization
@@ -375,10 +375,11 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     exit(0)
   default:
     let modes = [
-      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "traced", "batch", "values", "valuesstream",
-      "twoway", "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed",
-      "churn", "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk",
-      "difference1", "difference10", "differenceshuffle", "differencedk",
+      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
+      "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed", "churn",
+      "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
+      "difference10", "differenceshuffle", "differencedk",
+      "traced", "batch", "values", "valuesstream",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
