@@ -141,3 +141,13 @@ func trackControl(_ object: AnyObject, member: Member) {
   }
   track(control)
 }
+
+// The events `member`, a property of `object`, is subscribed to, named: for its chain's
+// description.
+func eventNames(of member: Member, on object: AnyObject) -> [String] {
+  guard let control = object as? any ControlEventSource else { return [] }
+  func names<Control: ControlEventSource>(_ control: Control) -> [String] {
+    control.controlEvents.events(of: member).map { String(describing: $0) }
+  }
+  return names(control)
+}

@@ -18,6 +18,10 @@ enum Command: Equatable {
   case backspace
   /// Sets the model's winning code directly, as code (or a server) would.
   case winCode(String)
+  /// Pulls the lever several times in one `Bind.batch`: the widgets change once.
+  case drawBatch(Int)
+  /// Turns tracing of every chain on or off: each event of a chain's delivery is printed.
+  case trace(isOn: Bool)
   /// Lists the past draws.
   case history
   /// Ends the session.
@@ -34,6 +38,8 @@ enum Command: Equatable {
     ("type <digits>", "type at the end of the win-code field, one key at a time"),
     ("backspace", "delete the last character of the win-code field"),
     ("wincode <code>", "set the model's winning code (at most 3 digits)"),
+    ("draws <2…9>", "pull the lever that many times in one batch: the screen changes once"),
+    ("trace on|off", "print what each chain does (its events) after every command"),
     ("history", "list the past draws, newest first"),
     ("quit", "leave (end of input works too)"),
   ]
@@ -82,11 +88,34 @@ enum Command: Equatable {
     case "wincode":
       return .winCode(
         try oneArgument(expected: "a code of at most 3 digits, such as 'wincode 777'"))
+    case "draws":
+      let expected = "a count from 2 to 9, such as 'draws 3'"
+      let text = try oneArgument(expected: expected)
+      guard let count = Int(text), (2...9).contains(count) else {
+        throw CommandError("'draws' takes \(expected), not \(quoted(text))")
+      }
+      return .drawBatch(count)
+    case "trace":
+      let expected = "'on' or 'off', such as 'trace on'"
+      switch try oneArgument(expected: expected).lowercased() {
+      case "on": return .trace(isOn: true)
+      case "off": return .trace(isOn: false)
+      case let other:
+        throw CommandError("'trace' takes \(expected), not \(quoted(other))")
+      }
     case "history": return try noArgument(.history)
     case "quit", "exit": return try noArgument(.quit)
     default:
       throw CommandError(
         "unknown command \(quoted(words[0])); type 'help' for the list")
+    }
+  }
+
+  /// Whether the command draws.
+  var draws: Bool {
+    switch self {
+    case .draw, .drawBatch: true
+    default: false
     }
   }
 
@@ -102,6 +131,8 @@ enum Command: Equatable {
     case .type(let text): "type \(text)"
     case .backspace: "backspace"
     case .winCode(let code): "wincode \(code)"
+    case .drawBatch(let count): "draws \(count)"
+    case .trace(let isOn): "trace \(isOn ? "on" : "off")"
     case .history: "history"
     case .quit: "quit"
     }

@@ -15,13 +15,19 @@ final class LotterySession {
   /// The widgets.
   let view = LotteryView()
   private let console: Console
-  private let rateChain: Chain<Double>
+  private var chains: Bindings.Chains?
+  // The code the win-code filter rejected last, told by the chain's `onReject`.
+  private var rejectedCode: String?
+  // Set by `trace on`: each chain's events, printed after the command that caused them.
+  private var traceLines: [String]?
 
   /// Creates the session and binds the widgets to the model.
   init(seed: UInt64, console: Console) {
     self.viewModel = LotteryViewModel(seed: seed)
     self.console = console
-    rateChain = Bindings.connect(viewModel, to: view)
+    chains = Bindings.connect(viewModel, to: view) { [weak self] code in
+      self?.rejectedCode = code
+    }
   }
 
   /// The model.
@@ -52,6 +58,16 @@ final class LotterySession {
     case .draw:
       say("Drawing issue #\(view.snLabel.text)...\n")
       viewModel.draw()
+    case .drawBatch(let count):
+      say("Drawing \(count) issues from #\(view.snLabel.text) in one batch...\n")
+      // Every draw changes the model at once; each chain delivers once, after the last draw:
+      // the history list gets one change with every new row.
+      Bind.batch {
+        for _ in 0..<count { viewModel.draw() }
+      }
+    case .trace(let isOn):
+      setTracing(isOn)
+      return true
     case .rate(let rate):
       say("The model sets winRate = \(rate); the widgets follow.\n")
       lottery.winRate = rate
@@ -76,13 +92,45 @@ final class LotterySession {
             + " it stays '\(lottery.winCode)'.\n")
       }
     }
+    printTrace()
     if showsScreen {
       presentScreen()
-      if case .draw = command, !view.historyList.lastChangeText.isEmpty {
+      if command.draws, !view.historyList.lastChangeText.isEmpty {
         say("  history rows: \(view.historyList.lastChangeText)\n")
       }
     }
     return true
+  }
+
+  // `trace on`: every chain hands its events to the session, which prints them after the
+  // command that caused them.
+  private func setTracing(_ isOn: Bool) {
+    guard isOn != (traceLines != nil) else {
+      say("Tracing is already \(isOn ? "on" : "off").\n")
+      return
+    }
+    if isOn {
+      traceLines = []
+      chains?.trace { [weak self] event in self?.traceLines?.append(Self.traceLine(event)) }
+      say("Tracing on: after each command, what every chain did.\n")
+    } else {
+      chains?.trace(nil)
+      traceLines = nil
+      say("Tracing off.\n")
+    }
+  }
+
+  // The event without its chain's number, which depends on how many chains the process made
+  // before: the same session prints the same lines.
+  private static func traceLine(_ event: ChainEvent) -> String {
+    let code = "\(event.code)"
+    return String(code.prefix { $0 != "#" } + event.description.dropFirst(code.count))
+  }
+
+  private func printTrace() {
+    guard let lines = traceLines, !lines.isEmpty else { return }
+    traceLines = []
+    say(lines.map { "  trace: \($0)\n" }.joined())
   }
 
   /// Presents the screen as the widgets show it now.
@@ -113,13 +161,16 @@ final class LotterySession {
     let lottery = self.lottery
     // The chain Bindings made, not `Bind.inout(lottery, \.winRate)` again: joining winRate anew
     // would stop the status line, which reads it, from seeing its changes.
-    let delivery = NextDelivery(on: rateChain)
+    // A subscription to the chain's values, made before the change: it yields the current value
+    // at once, then the next value the chain delivers, on the main actor (this code's executor).
+    var values = chains?.rate.values.makeAsyncIterator()
+    _ = await values?.next()
     say("  (background thread) the remote console sets lottery.winRate = \(rate)\n")
     RemoteConsole.run { lottery.winRate = rate }
     say(
       "  The model holds \(lottery.winRate); the screen still shows rate \(view.rateLabel.text):"
         + " the change waits for the main actor.\n")
-    await delivery.wait()
+    _ = await values?.next()
     say(
       "  (main actor) the chain delivers the change:"
         + " the screen shows rate \(view.rateLabel.text).\n")
@@ -127,15 +178,17 @@ final class LotterySession {
 
   private func press(_ key: Character) {
     let field = view.winCodeField
-    let typed = field.text + String(key)
+    rejectedCode = nil
     field.type(key)
-    if field.text == typed {
+    // The chain's `onReject` says whether the filter rejected the key.
+    if rejectedCode == nil {
       say("  key '\(key)' -> field [\(field.text)]\n")
     } else {
       say(
         "  key '\(key)' -> rejected by the filter (digits only, at most 3):"
           + " the field reverts to [\(field.text)]\n")
     }
+    printTrace()
   }
 
   private func pressBackspace() {
@@ -146,5 +199,6 @@ final class LotterySession {
     }
     field.deleteBackward()
     say("  backspace -> field [\(field.text)]\n")
+    printTrace()
   }
 }

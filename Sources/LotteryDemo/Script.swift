@@ -49,6 +49,11 @@ enum Script {
         narration: "The user types 7777, key by key: the filter rejects the 4th digit.",
         commands: [.type("7777")]),
       Step(
+        narration:
+          "With tracing on, the user deletes the last digit and types it again: the trace shows"
+          + " what each keystroke did.",
+        commands: [.trace(isOn: true), .backspace, .type("7"), .trace(isOn: false)]),
+      Step(
         narration: "The user turns the switch on: the rate is 1.0, every slot holds 777.",
         commands: [.switchTo(isOn: true)]),
       Step(narration: "The user pulls the lever: a certain win.", commands: [.draw]),

@@ -39,6 +39,8 @@ class AnyChain: @unchecked Sendable {
   // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
   @usableFromInline let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
+  // A tracer is set (Tracing.swift): deliveries take the traced path. Set under `lock`.
+  @usableFromInline let traced = Atomic<Bool>(false)
   // Guarded by `lock`: members left the chain during the delivery, and wait in the extras for
   // it to end. The delivering thread reads the members without retaining them: a member that
   // leaves meanwhile stays alive until then.

@@ -13,6 +13,10 @@ extension ChainCore {
   // line, in this module.
   @inlinable
   final func deliver(from origin: Member, _ value: Value) {
+    // A batch is open on some thread: this change may wait for its end (Batch.swift).
+    if _slowPath(openBatches.load(ordering: .relaxed) > 0) && deliverInBatch(from: origin, value) {
+      return
+    }
     lock.lock()
     guard isActive else {
       lock.unlock()
@@ -22,6 +26,7 @@ extension ChainCore {
       if _slowPath(isRunningWork) && takesNestedTurn() { return deliverNested(from: origin, value) }
       enqueue(origin: origin, value: value)
       lock.unlock()
+      if _slowPath(isTraced) { traceQueued(from: origin, value) }
       return
     }
     if _slowPath(isIsolated) && !mayDeliverHere(from: origin, value) { return }
@@ -254,6 +259,9 @@ extension ChainCore {
   final func runTurn(
     from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout [Member]
   ) -> Bool {
+    if _slowPath(isTraced) {
+      return runTracedTurn(from: origin, value, skippingFilters: skippingFilters, dead: &dead)
+    }
     if _slowPath(filterCount > 0 && !skippingFilters) {
       return runFilteredTurn(from: origin, value, dead: &dead)
     }
@@ -294,6 +302,7 @@ extension ChainCore {
       if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
         write(previous, to: origin, dead: &dead)
       }
+      rejected(value)
       return false
     }
     // Accepted. Taken again with the new value in place, so a member or sink that a filter

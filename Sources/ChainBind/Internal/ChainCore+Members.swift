@@ -229,6 +229,7 @@ extension ChainCore {
     case .chainReleased:
       return
     }
+    if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
     // A nested path or a computed property: observe what reading it touched.
     if let probe, probe.isTracked, member.role.sends {
       track(member, of: object, reading: thunks.read, firstRead: probe.firstRead)

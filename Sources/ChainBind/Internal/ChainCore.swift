@@ -48,13 +48,15 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   override func takeUserState() -> Any? {
+    // A traced chain's end: told after unlocking, when the registry releases what this returns.
+    let ended = isTraced ? TraceNote(self) { .chainEnded } : nil
     // The error handler stays: errors about the released chain (adding to it) still reach it.
     // Most chains have none of these: boxing three empty generic arrays costs thousands of
     // instructions per release.
     guard filterCount > 0 || sinkCount > 0 || queuedCount > 0 || listChange != nil else {
-      return nil
+      return ended
     }
-    let state: Any = (filters, sinks, queue, listChange)
+    let state: Any = (filters, sinks, queue, listChange, ended)
     listChange = nil
     filters = nil
     sinks = nil

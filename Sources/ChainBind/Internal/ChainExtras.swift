@@ -11,6 +11,13 @@ class AnyChainExtras {
   @exclusivity(unchecked) final var retired: ContiguousArray<Member> = []
   // While the delivering thread runs queued work: where the next change it makes is queued.
   @exclusivity(unchecked) final var insertion: Int?
+  // The chain's tracer (Tracing.swift), and what the last traced write did.
+  @exclusivity(unchecked) final var tracer: ((ChainEvent) -> Void)?
+  @usableFromInline final let writeOutcome = Atomic<UInt8>(0)
+  // For a traced chain: its code, and its members' names (a key path's description is slow),
+  // by member, each kept with its member so that its address names no other.
+  @exclusivity(unchecked) final var tracedCode: ChainCode?
+  @exclusivity(unchecked) final var tracedNames: [ObjectIdentifier: (Member, String)] = [:]
   // Numbers keyed and owned sinks in the order they were added, across both.
   @exclusivity(unchecked) private final var sinksAdded: Int32 = 0
 
@@ -27,6 +34,8 @@ final class ChainExtras<Value>: AnyChainExtras {
   @usableFromInline @exclusivity(unchecked) final var filters: ContiguousArray<(Value) -> Bool>?
   @usableFromInline @exclusivity(unchecked) final var sinks: ContiguousArray<Sink<Value>>?
   @usableFromInline @exclusivity(unchecked) final var queue: ContiguousArray<Queued<Value>>?
+  // Called with each rejected value, after the revert (`Chain.onReject`).
+  @usableFromInline @exclusivity(unchecked) final var rejectHandler: ((Value) -> Void)?
 }
 
 // What waits for the thread delivering a chain's changes.

@@ -159,6 +159,7 @@ final class Member: @unchecked Sendable {
       back
       ? .backConversionFailed(value: shown, from: "\(from)", to: "\(to)")
       : .conversionFailed(value: shown, from: "\(from)", to: "\(to)")
+    if !back && chain.isTraced { chain.noteWrite(TracedWrite.failed) }
     chain.report(error(cause))
   }
 }

@@ -109,7 +109,10 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     in object: Object, _ member: Member
   ) {
     var current = object[keyPath: keyPath]
-    if bindIsEqual(&current, &value) { return }
+    if bindIsEqual(&current, &value) {
+      if _slowPath(member.chain.isTraced) { member.chain.noteWrite(TracedWrite.skipped) }
+      return
+    }
     guard member.canWrite else { return }
     member.isWriting = true
     object[keyPath: keyPath] = value

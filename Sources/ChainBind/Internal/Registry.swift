@@ -232,6 +232,9 @@ extension Registry {
       if let existing {
         end(existing, garbage: &garbage)
         if existing.chain !== chain {
+          if existing.chain.isTraced {
+            garbage.release(TraceNote.removed(existing, movingAway: true))
+          }
           removeFromChain(existing, garbage: &garbage)
         }
       }
@@ -267,6 +270,7 @@ extension Registry {
 
     mutating func detach(_ member: Member, garbage: inout Garbage) {
       guard member.isAttached else { return }
+      if member.chain.isTraced { garbage.release(TraceNote.removed(member, movingAway: false)) }
       end(member, garbage: &garbage)
       removeFromChain(member, garbage: &garbage)
     }

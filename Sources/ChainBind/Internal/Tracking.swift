@@ -142,6 +142,10 @@ final class TrackedSource: @unchecked Sendable {
   // One of the observed properties was set, on this thread.
   func dependencyChanged() {
     guard let member, member.isAttached else { return }
+    // In a batch on this thread: re-read once, when it ends (Batch.swift).
+    if openBatches.load(ordering: .relaxed) > 0, let batch = Batch.openHere {
+      return batch._withUnsafeGuaranteedRef { $0.reread(self) }
+    }
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
     // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
     // Re-reads waiting for this member merge into one.

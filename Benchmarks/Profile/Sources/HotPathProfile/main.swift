@@ -41,6 +41,14 @@
 //   HotPathProfile stepsdk [N]                 as listdk, and the change's `steps` read
 //   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
 //                                               actor and set on it
+//   HotPathProfile traced [N]                  `chainbind` with a tracer that counts events:
+//                                               what tracing costs (values described)
+//   HotPathProfile batch [N]                   `chainbind`'s N sets made in batches of 100
+//                                               (`Bind.batch`): one delivery per batch
+//   HotPathProfile values|valuesstream [N]     N sets of a chain with one `values` iterator
+//                                               that keeps the latest value (valuesstream: the
+//                                               hand-written peer, a sink yielding into an
+//                                               `AsyncStream` buffering the newest value)
 // An unknown mode prints the list of modes and exits with status 2.
 import ChainBind
 import Synchronization
@@ -276,6 +284,31 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       .out(text, \.text, convert: { String($0) })
     setRepeatedly(model, n)
     consume(chain.memberCount + text.text.count)
+  case "batch":
+    let model = Model()
+    let chain = Bind.inout(model, \.value).out(target, \.value)
+    for _ in 0..<n / 100 { Bind.batch { setRepeatedly(model, 100) } }
+    consume(chain.memberCount)
+  case "values":
+    let model = Model()
+    let chain = Bind.inout(model, \.value)
+    let iterator = chain.values.makeAsyncIterator()
+    setRepeatedly(model, n)
+    withExtendedLifetime(iterator) { consume(chain.memberCount) }
+  case "valuesstream":
+    let model = Model()
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Int.self, bufferingPolicy: .bufferingNewest(1))
+    let chain = Bind.inout(model, \.value).out(key: "stream") { continuation.yield($0) }
+    let iterator = stream.makeAsyncIterator()
+    setRepeatedly(model, n)
+    withExtendedLifetime(iterator) { consume(chain.memberCount) }
+  case "traced":
+    let model = Model()
+    var events = 0
+    let chain = Bind.inout(model, \.value).out(target, \.value).trace { _ in events &+= 1 }
+    setRepeatedly(model, n)
+    consume(chain.memberCount + events)
   case "sink":
     let model = Model()
     var total = 0
@@ -383,6 +416,7 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       "churn",
       "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
       "difference10", "differenceshuffle", "differencedk",
+      "traced", "batch", "values", "valuesstream",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
@@ -408,3 +442,4 @@ if kind == "mainactor" {
 } else {
   profile(kind, n)
 }
+

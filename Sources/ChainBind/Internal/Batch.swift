@@ -1,0 +1,227 @@
+import Synchronization
+
+// How many batches are open, in every thread (`Bind.batch`): a change outside any batch pays one
+// relaxed load of it and a branch (`ChainCore.deliver`); the batch itself, a task-local value, is
+// looked up only while this is not zero.
+@usableFromInline let openBatches = Atomic<Int>(0)
+
+// The outermost batch open on one thread, and what changed in it, in the order it first changed
+// (Docs/Semantics.md, "Batches").
+//
+// @unchecked Sendable: a task-local value must be; only the thread that opened the batch touches
+// its entries (`isHere`), child tasks that inherit it excepted, which `isHere` turns away.
+@usableFromInline
+final class Batch: @unchecked Sendable {
+  @TaskLocal static var current: Batch?
+
+  // A chain whose value changed; `origin` is the last member that changed it, which holds it.
+  private final class Changed {
+    let chain: AnyChain
+    var origin: Member
+    let deliver: (Member) -> Void
+
+    init(_ chain: AnyChain, _ origin: Member, _ deliver: @escaping (Member) -> Void) {
+      self.chain = chain
+      self.origin = origin
+      self.deliver = deliver
+    }
+  }
+
+  private enum Entry {
+    case chain(Changed)
+    // A tracked member whose dependency changed: re-read once, at the end.
+    case reread(TrackedSource)
+  }
+
+  private let thread = currentThreadID()
+  private var entries: [Entry] = []
+  // The index of each chain's and each re-read's entry.
+  private var indices: [ObjectIdentifier: Int] = [:]
+  // The chain changed last, and its entry, held by `entries`: most changes of a batch are to
+  // the chain changed just before, found without a lookup, a retain or a release.
+  private var lastChain: ObjectIdentifier?
+  private var last: Unmanaged<Changed>?
+
+  // The batch open on this thread, if any. The thread of the first batch opened while none was
+  // open is published with the batch's address: its thread finds it without the task-local
+  // lookup (about a third of a batched change's cost). Only that thread reads the address, and
+  // only it closes the batch, so the address is valid whenever the thread matches.
+  // Unretained: the batch is open, and so held by `Bind.batch`, while this thread runs.
+  @usableFromInline static var openHere: Unmanaged<Batch>? {
+    let thread = currentThreadID()
+    if soleThread.load(ordering: .acquiring) == thread,
+      let pointer = UnsafeRawPointer(bitPattern: soleAddress.load(ordering: .relaxed))
+    {
+      return Unmanaged<Batch>.fromOpaque(pointer)
+    }
+    guard let batch = current, batch.thread == thread else { return nil }
+    return Unmanaged.passUnretained(batch)
+  }
+
+  private static let soleThread = Atomic<UInt>(0)
+  private static let soleAddress = Atomic<UInt>(0)
+
+  // The outermost batch on this thread opens: published if no other batch is.
+  func publish() -> Bool {
+    guard Self.soleThread.load(ordering: .relaxed) == 0 else { return false }
+    let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+    guard
+      Self.soleAddress.compareExchange(expected: 0, desired: address, ordering: .relaxed)
+        .exchanged
+    else { return false }
+    Self.soleThread.store(thread, ordering: .releasing)
+    return true
+  }
+
+  // Before it delivers: it is no longer open.
+  func unpublish() {
+    Self.soleThread.store(0, ordering: .releasing)
+    Self.soleAddress.store(0, ordering: .releasing)
+  }
+
+  // `chain` accepted a change from `origin`, made its value without delivering it. `deliver`
+  // is made for the chain's first change only.
+  @usableFromInline
+  func changed(_ chain: AnyChain, from origin: Member, deliver: () -> (Member) -> Void) {
+    let id = ObjectIdentifier(chain)
+    if lastChain == id, let last {
+      last._withUnsafeGuaranteedRef { if $0.origin !== origin { $0.origin = origin } }
+      return
+    }
+    lastChain = id
+    if let index = indices[id], case .chain(let changed) = entries[index] {
+      changed.origin = origin
+      last = Unmanaged.passUnretained(changed)
+    } else {
+      let changed = Changed(chain, origin, deliver())
+      indices[id] = entries.count
+      entries.append(.chain(changed))
+      last = Unmanaged.passUnretained(changed)
+    }
+  }
+
+  // Defers a tracked member's re-read to the end of the batch, once.
+  func reread(_ source: TrackedSource) {
+    let id = ObjectIdentifier(source)
+    guard indices[id] == nil else { return }
+    indices[id] = entries.count
+    entries.append(.reread(source))
+  }
+
+  // After the outermost batch closed: each chain delivers its value once, and each tracked
+  // member is re-read once, in the order they first changed.
+  func deliver() {
+    let entries = self.entries
+    self.entries = []
+    indices = [:]
+    lastChain = nil
+    last = nil
+    for entry in entries {
+      switch entry {
+      case .chain(let changed): changed.deliver(changed.origin)
+      case .reread(let source): source.dependencyChanged()
+      }
+    }
+  }
+}
+
+extension ChainCore {
+  // A change made in a batch on this thread (`Bind.batch`): filtered now, made the chain's value,
+  // and delivered when the outermost batch ends. False when it is delivered as without a batch:
+  // no batch is open here, the chain delivers already (the change is queued, as always), or it
+  // is isolated to an actor this thread is not on.
+  //
+  // Inlinable, and so specialized where the member sends, like `deliver`: a batch of changes
+  // then costs a fraction of their deliveries (Docs/Performance.md, "Batches").
+  @inlinable
+  @inline(never)
+  final func deliverInBatch(from origin: Member, _ value: Value) -> Bool {
+    guard let batch = Batch.openHere else { return false }
+    lock.lock()
+    guard isActive, !isDelivering, !isIsolated || isolationElsewhere == nil else {
+      lock.unlock()
+      return false
+    }
+    origin.isAdmittedHere = false
+    if _slowPath(filterCount > 0 || isTraced) {
+      return deliverFilteredInBatch(from: origin, value, to: batch)
+    }
+    // No user code to run: the value is made current in one hold of the lock, and no thread
+    // delivers meanwhile.
+    let replaced = current
+    current = value
+    lock.unlock()
+    withExtendedLifetime(replaced) {}
+    batch._withUnsafeGuaranteedRef {
+      $0.changed(self, from: origin) { { [self] origin in deliverBatched(from: origin) } }
+    }
+    return true
+  }
+
+  // Chain lock held; unlocks. A batched change to a chain with filters or a tracer: they run
+  // now, in the chain's one-at-a-time delivery.
+  @usableFromInline
+  @inline(never)
+  final func deliverFilteredInBatch(
+    from origin: Member, _ value: Value, to batch: Unmanaged<Batch>
+  ) -> Bool {
+    deliverer = currentThreadID()
+    var dead: [Member] = []
+    let previous = current
+    let filters = self.filters ?? []
+    lock.unlock()
+    if accepts(value, from: origin, previous: previous, filters, dead: &dead) {
+      lock.lock()
+      let replaced = current
+      current = value
+      lock.unlock()
+      withExtendedLifetime(replaced) {}
+      batch._withUnsafeGuaranteedRef {
+        $0.changed(self, from: origin) { { [self] origin in deliverBatched(from: origin) } }
+      }
+    }
+    finishDelivery(dead: &dead)
+    return true
+  }
+
+  // A batched change through the filters, traced if the chain is: a rejected one is reverted
+  // and handed to `onReject` now.
+  private func accepts(
+    _ value: Value, from origin: Member, previous: Value,
+    _ filters: ContiguousArray<(Value) -> Bool>, dead: inout [Member]
+  ) -> Bool {
+    if isTraced {
+      trace(.changeReceived(from: tracedName(of: origin), value: describeValue(value)))
+    }
+    guard let rejecting = filters.indices.first(where: { !filters[$0](value) }) else {
+      return true
+    }
+    if isTraced { trace(.filterRejected(filter: rejecting, value: describeValue(value))) }
+    if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
+      write(previous, to: origin, dead: &dead)
+      if isTraced {
+        trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
+      }
+    }
+    rejected(value)
+    return false
+  }
+
+  // At the end of a batch: delivers the chain's value, in the delivery's order, to every
+  // receiving member but `origin` (which holds it) and to every sink, once.
+  @usableFromInline
+  final func deliverBatched(from origin: Member) {
+    serialize(toActor: true) { [self] in
+      lock.lock()
+      guard isActive else { return lock.unlock() }
+      var dead: [Member] = []
+      let value = current
+      if isTraced {
+        deliverTraced(value, from: origin, dead: &dead)
+      } else {
+        deliverAccepted(value, from: origin, dead: &dead)
+      }
+      if !dead.isEmpty { registry.prune(dead) }
+    }
+  }
+}

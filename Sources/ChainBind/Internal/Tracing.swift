@@ -1,0 +1,234 @@
+import Synchronization
+
+// Tracing (Docs/Semantics.md, "Tracing"): a chain with a tracer delivers through the functions
+// below, copies of the untraced ones that say what they do. A chain without one pays a relaxed
+// load and a branch per change (`runTurn`), and never reaches this file.
+
+// What the last write of a traced delivery did, told by the write closure (`MemberThunks.store`)
+// and by `Member.conversionFailed`.
+@usableFromInline
+enum TracedWrite {
+  @usableFromInline static var written: UInt8 { 0 }
+  @usableFromInline static var skipped: UInt8 { 1 }
+  @usableFromInline static var failed: UInt8 { 2 }
+}
+
+extension AnyChain {
+  @inlinable final var isTraced: Bool { traced.load(ordering: .relaxed) }
+
+  // Hands an event to the tracer, if one is set: the event is made only then, and the tracer is
+  // called after unlocking.
+  final func trace(_ kind: @autoclosure () -> ChainEvent.Kind) {
+    let traced = lock.run { () -> (tracer: (ChainEvent) -> Void, code: ChainCode)? in
+      guard let extras = extrasStorage, let tracer = extras.tracer else { return nil }
+      let code = extras.tracedCode ?? code
+      extras.tracedCode = code
+      return (tracer, code)
+    }
+    guard let traced else { return }
+    traced.tracer(ChainEvent(code: traced.code, kind: kind()))
+  }
+
+  // `member.tracedName`, remembered while the chain is traced.
+  final func tracedName(of member: Member) -> String {
+    let id = ObjectIdentifier(member)
+    if let name = lock.run({ extrasStorage?.tracedNames[id]?.1 }) { return name }
+    let name = member.tracedName
+    // Released after unlocking: a member's closures may hold the caller's values.
+    let forgotten = lock.run { () -> [ObjectIdentifier: (Member, String)] in
+      guard let extras = extrasStorage, extras.tracer != nil else { return [:] }
+      var forgotten: [ObjectIdentifier: (Member, String)] = [:]
+      // A chain whose members come and go forgets them now and then.
+      if extras.tracedNames.count >= 64 { swap(&forgotten, &extras.tracedNames) }
+      extras.tracedNames[id] = (member, name)
+      return forgotten
+    }
+    withExtendedLifetime(forgotten) {}
+    return name
+  }
+
+  // Sets or removes the tracer; the one it replaces is released after unlocking.
+  final func setTracer(_ tracer: ((ChainEvent) -> Void)?) {
+    let replaced = lock.run { () -> (Any?, [ObjectIdentifier: (Member, String)]) in
+      guard isActive || tracer == nil else { return (tracer, [:]) }
+      let extras = extrasInUse
+      var names: [ObjectIdentifier: (Member, String)] = [:]
+      if tracer == nil { swap(&names, &extras.tracedNames) }
+      defer {
+        extras.tracer = tracer
+        traced.store(tracer != nil, ordering: .releasing)
+      }
+      return (extras.tracer, names)
+    }
+    withExtendedLifetime(replaced) {}
+  }
+
+  // Called by a traced delivery's write closure: the member already held an equal value, or the
+  // value did not convert. The extras exist: the tracer is in them.
+  @usableFromInline
+  @inline(never)
+  final func noteWrite(_ outcome: UInt8) {
+    atomicMemoryFence(ordering: .acquiring)
+    extrasStorage?.writeOutcome.store(outcome, ordering: .relaxed)
+  }
+
+  // After unlocking: a change arrived while the chain delivered.
+  @usableFromInline
+  @inline(never)
+  final func traceQueued(from origin: Member, _ value: Any) {
+    trace(.changeQueued(from: tracedName(of: origin), value: describeValue(value)))
+  }
+}
+
+// How events and descriptions show a value: a string quoted, anything else as it describes
+// itself.
+func describeValue(_ value: Any) -> String {
+  if let text = value as? String { return "\"\(text)\"" }
+  return String(describing: value)
+}
+
+extension Member {
+  // Names the member in events and in its chain's description: an owned sink by its owner.
+  var tracedName: String {
+    guard isSink else { return label.description }
+    return object.map { "out(\(type(of: $0)))" } ?? "out(deallocated)"
+  }
+}
+
+// Made under the registry's lock when a traced chain loses a member, and released after
+// unlocking (`Garbage`): its deinit tells the tracer, outside every lock.
+final class TraceNote {
+  private let chain: AnyChain
+  private let kind: () -> ChainEvent.Kind
+
+  init(_ chain: AnyChain, _ kind: @escaping () -> ChainEvent.Kind) {
+    self.chain = chain
+    self.kind = kind
+  }
+
+  // A member left `member.chain`: moved to another chain, or unbound, or its object is gone
+  // (known after unlocking: the object is not loaded under the lock).
+  static func removed(_ member: Member, movingAway: Bool) -> TraceNote {
+    TraceNote(member.chain) {
+      let name = member.label.description
+      if movingAway { return .memberMovedAway(member: name) }
+      return .memberRemoved(member: name, why: member.object == nil ? .deallocated : .unbound)
+    }
+  }
+
+  deinit {
+    chain.trace(kind())
+  }
+}
+
+extension ChainCore {
+  // Chain lock held; unlocks. A turn of a traced chain: `runTurn`, `runFilteredTurn` and
+  // `deliverAccepted` in one, with events.
+  @usableFromInline
+  @inline(never)
+  final func runTracedTurn(
+    from origin: Member, _ value: Value, skippingFilters: Bool, dead: inout [Member]
+  ) -> Bool {
+    let previous = current
+    let filters = skippingFilters ? [] : (self.filters ?? [])
+    lock.unlock()
+    trace(.changeReceived(from: tracedName(of: origin), value: describeValue(value)))
+    if let rejecting = filters.indices.first(where: { !filters[$0](value) }) {
+      trace(.filterRejected(filter: rejecting, value: describeValue(value)))
+      if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
+        write(previous, to: origin, dead: &dead)
+        trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
+      }
+      rejected(value)
+      return false
+    }
+    lock.lock()
+    if !filters.isEmpty, isIsolated, let isolation = isolationElsewhere {
+      handOff(accepted: origin, value, to: isolation)
+      return true
+    }
+    deliverTraced(value, from: origin, dead: &dead)
+    return false
+  }
+
+  // Chain lock held; unlocks. `deliverAccepted`, with events.
+  final func deliverTraced(_ value: Value, from origin: Member?, dead: inout [Member]) {
+    let previous = current
+    current = value
+    let members = self.members.unretained
+    let sinks = sinkCount > 0 ? self.sinks : nil
+    let extras = extrasInUse
+    lock.unlock()
+    withExtendedLifetime(previous) {}
+    withUnsafePointer(to: value) { pointer in
+      members.forEachMember { member in
+        guard member !== origin, member.role.receives, !member.isSink, member.isAttached,
+          member.pendingChanges.load(ordering: .relaxed) == 0, isActive
+        else { return }
+        tracedWrite(at: pointer, to: member, extras: extras, dead: &dead)
+      }
+    }
+    // Sinks: owned and keyed, in the order they were added.
+    var keyed = sinks.map(Array.init) ?? []
+    var owned: [Member] = []
+    members.forEachMember { member in if member.isSink { owned.append(member) } }
+    while !keyed.isEmpty || !owned.isEmpty {
+      if let sink = keyed.first, owned.first.map({ sink.order < $0.sinkOrder }) ?? true {
+        keyed.removeFirst()
+        guard sink.isReady && isActive else { continue }
+        trace(.sinkCalled(key: sink.tracedKey))
+        sink.body(value)
+      } else {
+        let member = owned.removeFirst()
+        guard member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive
+        else { continue }
+        trace(.sinkCalled(key: tracedName(of: member)))
+        write(value, to: member, dead: &dead)
+      }
+    }
+  }
+
+  private func tracedWrite(
+    at value: UnsafePointer<Value>, to member: Member, extras: AnyChainExtras,
+    dead: inout [Member]
+  ) {
+    extras.writeOutcome.store(TracedWrite.written, ordering: .relaxed)
+    let deadCount = dead.count
+    write(at: value, to: member, dead: &dead)
+    guard dead.count == deadCount, member.write != nil else { return }
+    switch extras.writeOutcome.load(ordering: .relaxed) {
+    case TracedWrite.skipped:
+      trace(.memberSkipped(member: tracedName(of: member)))
+    case TracedWrite.failed:
+      trace(.conversionFailed(member: tracedName(of: member), value: describeValue(value.pointee)))
+    default:
+      trace(.memberWritten(member: tracedName(of: member), value: describeValue(value.pointee)))
+    }
+  }
+
+  // After a filter rejected `value` and the origin was reverted: the chain's reject handler.
+  @usableFromInline
+  @inline(never)
+  final func rejected(_ value: Value) {
+    guard let handler = lock.run({ extras?.rejectHandler }) else { return }
+    handler(value)
+  }
+
+  func setRejectHandler(_ handler: @escaping (Value) -> Void) -> Bool {
+    let replaced = lock.run { () -> ((Value) -> Void)?? in
+      guard isActive else { return .none }
+      let extras = extrasOfType
+      defer { extras.rejectHandler = handler }
+      return .some(extras.rejectHandler)
+    }
+    withExtendedLifetime(replaced) {}
+    return replaced != nil
+  }
+}
+
+extension Sink {
+  // `values` subscriptions have keys of their own (Chain+Values.swift), named alike in events.
+  var tracedKey: String { isValuesSubscription ? "values" : key }
+  var isValuesSubscription: Bool { key.hasPrefix(Sink.valuesKeyPrefix) }
+  static var valuesKeyPrefix: String { "\u{1}values#" }
+}

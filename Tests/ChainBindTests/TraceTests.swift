@@ -1,0 +1,216 @@
+import ChainBind
+import Synchronization
+import Testing
+
+// Docs/Semantics.md, "Tracing": a traced chain hands each event of its delivery to its tracer,
+// in the order things happen; tracing changes no behaviour.
+
+@Suite struct TraceTests {
+  @Test func aDeliveryIsTracedInOrder() {
+    let model = Model()
+    let label = Display()
+    let mirror = Display()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.string)
+      .out(label, \.text)
+      .out(mirror, \.text)
+      .out(key: "log") { _ in }
+      .trace { events.append($0.kind) }
+    mirror.text = "7"
+    model.string = "7"
+    #expect(
+      events == [
+        .changeReceived(from: "Model.string", value: "\"7\""),
+        .memberWritten(member: "Display.text", value: "\"7\""),
+        .memberSkipped(member: "Display.text"),
+        .sinkCalled(key: "log"),
+      ])
+    chain.unbind()
+  }
+
+  @Test func aRejectionIsTracedWithItsFilterAndTheRevert() {
+    let model = Model(int: 1)
+    let label = Plain()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int)
+      .out(label, \.int)
+      .filter { _ in true }
+      .filter { $0 < 10 }
+      .trace { events.append($0.kind) }
+    model.int = 50
+    #expect(
+      events == [
+        .changeReceived(from: "Model.int", value: "50"),
+        .filterRejected(filter: 1, value: "50"),
+        .reverted(member: "Model.int", value: "1"),
+      ])
+    #expect(model.int == 1)
+    #expect(label.int == 1)
+    chain.unbind()
+  }
+
+  @Test func aConversionFailureIsTraced() {
+    let model = Model()
+    let field = TextField()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(field, \.text, on: .editingChanged)
+      .onError { _ in }
+      .out(model, \.int)
+      .trace { events.append($0.kind) }
+    field.userTypes("x")
+    #expect(events.contains(.conversionFailed(member: "Model.int", value: "\"x\"")))
+    #expect(!events.contains { if case .memberWritten = $0 { true } else { false } })
+    chain.unbind()
+  }
+
+  @Test func aChangeFromASinkIsQueuedThenDelivered() {
+    let model = Model()
+    let label = Display()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int)
+      .out(label, \.number)
+      .out(key: "bump") { if $0 == 1 { model.int = 2 } }
+      .trace { events.append($0.kind) }
+    model.int = 1
+    #expect(
+      events == [
+        .changeReceived(from: "Model.int", value: "1"),
+        .memberWritten(member: "Display.number", value: "1"),
+        .sinkCalled(key: "bump"),
+        .changeQueued(from: "Model.int", value: "2"),
+        .changeReceived(from: "Model.int", value: "2"),
+        .memberWritten(member: "Display.number", value: "2"),
+        .sinkCalled(key: "bump"),
+      ])
+    chain.unbind()
+  }
+
+  @Test func membershipChangesAreTraced() {
+    let model = Model()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int).trace { events.append($0.kind) }
+    let kept = Display()
+    chain.out(kept, \.number)
+    do {
+      let gone = Display()
+      chain.out(gone, \.text) { String($0) }
+      _ = chain.memberCount  // prunes the dead member
+    }
+    Bind.unbind(kept)
+    let other = Model()
+    let moved = Display()
+    chain.out(moved, \.number)
+    Bind.inout(other, \.int).out(moved, \.number)
+    chain.unbind()
+    #expect(
+      events == [
+        .memberAdded(member: "Display.number", role: "out"),
+        .memberAdded(member: "Display.text", role: "out"),
+        .memberRemoved(member: "Display.text", why: .deallocated),
+        .memberRemoved(member: "Display.number", why: .unbound),
+        .memberAdded(member: "Display.number", role: "out"),
+        .memberMovedAway(member: "Display.number"),
+        .chainEnded,
+      ])
+    Bind.unbind(other)
+  }
+
+  @Test func removeTraceStopsEvents() {
+    let model = Model()
+    var count = 0
+    let chain = Bind.inout(model, \.int).trace { _ in count += 1 }
+    model.int = 1
+    let traced = count
+    chain.removeTrace()
+    model.int = 2
+    #expect(traced == 1)
+    #expect(count == 1)
+    chain.unbind()
+  }
+
+  @Test func theLastTracerWins() {
+    let model = Model()
+    var first = 0
+    var second = 0
+    let chain = Bind.inout(model, \.int).trace { _ in first += 1 }.trace { _ in second += 1 }
+    model.int = 1
+    #expect(first == 0)
+    #expect(second == 1)
+    chain.unbind()
+  }
+
+  @Test func tracingChangesNoBehaviour() {
+    func run(traced: Bool) -> [String] {
+      let model = Model()
+      let label = Plain()
+      var log: [String] = []
+      let chain = Bind.inout(model, \.int).out(label, \.int)
+        .filter { $0 != 3 }
+        .out(key: "log") { log.append("sink \($0), label \(label.int)") }
+      if traced { chain.trace { _ in } }
+      for value in [1, 3, 2, 2] { model.int = value }
+      log.append("model \(model.int), label \(label.int), writes \(label.intWrites)")
+      chain.unbind()
+      return log
+    }
+    #expect(run(traced: true) == run(traced: false))
+  }
+
+  @Test func anEventDescribesItselfOnOneLine() {
+    let model = Model()
+    var lines: [String] = []
+    let chain = Bind.inout(model, \.int).trace { lines.append($0.description) }
+    model.int = 3
+    #expect(lines == ["\(chain.code): change from Model.int: 3"])
+    chain.unbind()
+  }
+}
+
+@Suite struct TraceIsolationTests {
+  @Test("trace and onReject added from another actor are refused")
+  @MainActor
+  func fromAnotherActorIsRefused() async {
+    let model = Model()
+    let errors = ErrorStream()
+    let chain = Bind.inout(model, \.int).onError { errors.record($0) }
+    await TraceWorker().extend(chain)
+    let members = await errors.first(2).map(\.member)
+    #expect(members == ["trace", "onReject"])
+    var traced = 0
+    chain.trace { _ in traced += 1 }  // from the chain's own actor: accepted
+    model.int = 1
+    #expect(traced == 1)
+    chain.unbind()
+  }
+}
+
+private actor TraceWorker {
+  func extend(_ chain: Chain<Int>) {
+    chain.trace { _ in }.onReject { _ in }
+  }
+}
+
+/// Errors, handed to the awaiting test.
+private final class ErrorStream: Sendable {
+  let stream: AsyncStream<BindingError>
+  private let continuation: AsyncStream<BindingError>.Continuation
+
+  init() { (stream, continuation) = AsyncStream.makeStream(of: BindingError.self) }
+
+  func record(_ error: BindingError) { continuation.yield(error) }
+
+  func first(_ count: Int) async -> [BindingError] {
+    var errors: [BindingError] = []
+    for await error in stream {
+      errors.append(error)
+      if errors.count == count { break }
+    }
+    return errors
+  }
+}
+
+/// A receiver whose properties have no observers: a key path names them (`Display.text`).
+final class Display {
+  var text = ""
+  var number = 0
+}
