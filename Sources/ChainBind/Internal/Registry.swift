@@ -90,9 +90,18 @@ final class Registry: Sendable {
     _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false
   ) -> AttachOutcome {
     withGarbage(pruningTouched: true) { tables, garbage in
-      tables.attach(member, object: object, sharing: key, isPlain: isPlain, garbage: &garbage)
+      let outcome = tables.attach(
+        member, object: object, sharing: key, isPlain: isPlain, garbage: &garbage)
+      tables.sweep(garbage: &garbage)
+      return outcome
     }
   }
+
+  // How many slots of the table each attach sweeps for members whose objects are gone: more
+  // than the one membership an attach adds, so that memberships nothing saw die (a plain
+  // member, a tracked one whose observed objects live on) cannot pile up, whatever the churn.
+  // Eight covers the smallest table in one attach.
+  static let sweepStride = 8
 
   // Removes one membership (its token or control died, or it was unbound).
   func detach(_ member: Member) {
@@ -143,8 +152,17 @@ final class Registry: Sendable {
       return (result, garbage)
     }
     if pruningTouched { garbage.pruneTouchedChains() }
+    if !garbage.swept.isEmpty { pruneDead(garbage.swept) }
     withExtendedLifetime(garbage) {}
     return result
+  }
+
+  // Removes those of `members` whose objects are gone. After unlocking: a weak load may release
+  // the last reference to an object, and run its deinit.
+  private func pruneDead(_ members: [Member]) {
+    var gone: [Member] = []
+    for member in members where member.isAttached && member.object == nil { gone.append(member) }
+    if !gone.isEmpty { prune(gone) }
   }
 }
 
@@ -265,6 +283,14 @@ extension Registry {
       return .attached
     }
 
+    // Hands the members of the next `Registry.sweepStride` slots that no token ends to the
+    // caller, which checks after unlocking whether their objects are gone.
+    mutating func sweep(garbage: inout Garbage) {
+      memberships.sweep(Registry.sweepStride) { member in
+        if member.token == nil { garbage.swept.append(member) }
+      }
+    }
+
     mutating func detach(_ member: Member, garbage: inout Garbage) {
       guard member.isAttached else { return }
       end(member, garbage: &garbage)
@@ -343,6 +369,8 @@ struct Garbage {
   // Chains a member left and that are still active: their dead members are pruned after
   // unlocking.
   var touched: [AnyChain] = []
+  // Members the sweep found, whose objects are checked after unlocking.
+  var swept: [Member] = []
 
   mutating func release(_ object: AnyObject) {
     if first == nil {
