@@ -50,10 +50,14 @@ struct MembershipTable {
   mutating func sweep(_ count: Int, _ body: (Member) -> Void) {
     guard !slots.isEmpty else { return }
     let mask = slots.count - 1
-    for _ in 0..<Swift.min(count, slots.count) {
-      sweepCursor = (sweepCursor + 1) & mask
-      if let member = slots[sweepCursor] { body(member) }
+    var cursor = sweepCursor
+    slots.withUnsafeBufferPointer { slots in
+      for _ in 0..<Swift.min(count, slots.count) {
+        cursor = (cursor + 1) & mask
+        if let member = slots[cursor] { body(member) }
+      }
     }
+    sweepCursor = cursor
   }
 
   mutating func insert(_ member: Member) {
