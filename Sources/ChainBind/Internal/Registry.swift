@@ -492,13 +492,20 @@ struct Garbage {
     var elsewhere: [Member] = []
   }
 
-  private var rareInUse: Rare {
-    get { rare ?? Rare() }
-    set { rare = newValue }
+  // Changes the rare part, made on first use; moved out and back, so its arrays are not copied.
+  private mutating func withRare(_ body: (inout Rare) -> Void) {
+    var part = rare ?? Rare()
+    rare = nil
+    body(&part)
+    rare = part
   }
 
   mutating func endElsewhere(_ member: Member) {
-    if elsewhere == nil { elsewhere = member } else { rareInUse.elsewhere.append(member) }
+    if elsewhere == nil {
+      elsewhere = member
+    } else {
+      withRare { $0.elsewhere.append(member) }
+    }
   }
 
   func forEachElsewhere(_ body: (Member) -> Void) {
@@ -506,9 +513,9 @@ struct Garbage {
     for member in rare?.elsewhere ?? [] { body(member) }
   }
 
-  mutating func touch(_ chain: AnyChain) { rareInUse.touched.append(chain) }
+  mutating func touch(_ chain: AnyChain) { withRare { $0.touched.append(chain) } }
 
-  mutating func sweep(_ member: Member) { rareInUse.swept.append(member) }
+  mutating func sweep(_ member: Member) { withRare { $0.swept.append(member) } }
 
   var swept: [Member] { rare?.swept ?? [] }
 
@@ -520,12 +527,12 @@ struct Garbage {
     } else if third == nil {
       third = object
     } else {
-      rareInUse.more.append(object)
+      withRare { $0.more.append(object) }
     }
   }
 
   mutating func release(_ userState: Any) {
-    rareInUse.more.append(userState)
+    withRare { $0.more.append(userState) }
   }
 
   // Call after unlocking.
