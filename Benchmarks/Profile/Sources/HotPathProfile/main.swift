@@ -265,20 +265,41 @@ nonisolated func seconds(_ body: () -> Void) -> Double {
   let elapsed = ContinuousClock.now - start
   return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
 }
-// Wall clock, three rounds: `work` once on one thread, then on two at once; two threads'
-// throughput over one's (2 would be perfect scaling).
+// The process's CPU time (user and system, seconds) and voluntary context switches so far.
+nonisolated func processUsage() -> (cpu: Double, waits: Int) {
+  var usage = rusage()
+  #if canImport(Glibc)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+  #else
+    getrusage(RUSAGE_SELF, &usage)
+  #endif
+  let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
+  let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
+  return (user + system, usage.ru_nvcsw)
+}
+// Three rounds: `work` once on one thread, then on two at once. Prints two threads' throughput
+// over one's in wall-clock time (2 would be perfect scaling; other processes on the machine
+// lower it), CPU time per operation on two threads over one thread (1 would be perfect; less
+// disturbed by other processes), and the voluntary context switches (a thread sleeping on a
+// lock) per 1 000 operations on two threads.
 nonisolated func scaling(_ n: Int) {
   let modes: [(String, @Sendable (Int) -> Void)] = [
     ("churn", churn), ("churnobservable", churnObservable), ("computed", computedSets),
   ]
+  func rounded(_ value: Double) -> Double { Double(Int(value * 100)) / 100 }
   for round in 1...3 {
     for (name, work) in modes {
+      let start = processUsage()
       let one = seconds { work(n) }
+      let middle = processUsage()
       let two = seconds { onTwoThreads(n, work) }
-      let ratio = 2 * one / two
+      let end = processUsage()
+      let cpuRatio = ((end.cpu - middle.cpu) / 2) / (middle.cpu - start.cpu)
+      let waits = (end.waits - middle.waits) * 1_000 / (2 * n)
       print(
         "round \(round) \(name): one thread \(Int(one * 1e9) / n) ns/op, two threads",
-        "\(Int(two * 1e9) / n) ns/op each: throughput \(Double(Int(ratio * 100)) / 100) ×")
+        "\(Int(two * 1e9) / n) ns/op each: throughput \(rounded(2 * one / two)) ×,",
+        "CPU per op \(rounded(cpuRatio)) ×, \(waits) waits per 1 000 ops")
     }
   }
 }
