@@ -200,10 +200,23 @@ final class Registry: Sendable {
     let (result, garbage) = shards[shard].withLock { tables -> (Result, Garbage) in
       var garbage = Garbage()
       let result = body(&tables, &garbage)
+      if garbage.hasElsewhere { endElsewhereIfFree(&garbage) }
       return (result, garbage)
     }
     finish(garbage, in: shard, pruningTouched: pruningTouched)
     return result
+  }
+
+  // A shard's lock held: ends the members of released chains whose shards no other thread holds
+  // now, taking their locks without waiting (so that no two threads can wait for each other);
+  // the rest stay for `finish`. The chains are inactive: ending a member releases nothing more.
+  // Only the first such member, most often the only one: the others wait for `finish`.
+  private func endElsewhereIfFree(_ garbage: inout Garbage) {
+    guard let member = garbage.takeFirstElsewhere() else { return }
+    let ended: Void? = shards[Self.shard(of: member.objectID)].withLockIfAvailable {
+      $0.detach(member, garbage: &garbage)
+    }
+    if ended == nil { garbage.endElsewhere(member) }
   }
 
   // After unlocking: counts the chains counted or released, ends the memberships of released
@@ -506,6 +519,20 @@ struct Garbage {
     } else {
       withRare { $0.elsewhere.append(member) }
     }
+  }
+
+  var hasElsewhere: Bool { elsewhere != nil }
+
+  // The first member to end elsewhere, taken out; the others move up.
+  mutating func takeFirstElsewhere() -> Member? {
+    guard let first = elsewhere else { return nil }
+    elsewhere = nil
+    if rare?.elsewhere.isEmpty == false {
+      var next: Member?
+      withRare { next = $0.elsewhere.removeFirst() }
+      elsewhere = next
+    }
+    return first
   }
 
   func forEachElsewhere(_ body: (Member) -> Void) {
