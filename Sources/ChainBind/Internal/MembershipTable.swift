@@ -4,8 +4,8 @@
 // where a dictionary of per-object lists took two per object and a link in each member
 // (Docs/Performance.md, "Memory").
 //
-// Guarded by the registry's lock. Removing a member releases the table's reference only: the
-// registry hands removed members to its garbage, released after unlocking.
+// Guarded by its registry shard's lock. Removing a member releases the table's reference only:
+// the registry hands removed members to its garbage, released after unlocking.
 struct MembershipTable {
   private var slots: ContiguousArray<Member?> = []
   private(set) var count = 0
