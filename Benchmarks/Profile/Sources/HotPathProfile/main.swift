@@ -465,8 +465,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
       "floortwoway", "boundread", "floorread", "nested", "computed", "floorcomputed", "churn",
       "churnobservable", "churnnested", "churn2", "computed2", "scaling", "memoryobservable",
-      "objectsobservable", "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
-      "difference10", "differenceshuffle", "differencedk",
+      "objectsobservable", "memory", "mainactor", "list1", "list10", "listshuffle", "listdk",
+      "stepsdk", "difference1", "difference10", "differenceshuffle", "differencedk",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
