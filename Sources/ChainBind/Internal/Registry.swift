@@ -6,9 +6,10 @@ import Synchronization
 // Only binding, unbinding, deallocation and pruning come here; a change (set -> members) never
 // does. The memberships are in shards by their object's address, each with its own lock, so that
 // binding and releasing unrelated objects on several threads rarely waits (Docs/Architecture.md,
-// "The registry"). An operation holds one shard's lock at a time: the memberships of a released
-// chain in other shards are ended in theirs after unlocking. Lock order: a shard's lock, then a
-// chain's lock. Nothing removed under a lock is released under it: removed members, chains and
+// "The registry"). An operation waits for a shard's lock only while it holds none: holding one,
+// it may take another shard's lock only if free (`withLockIfAvailable`), so no two threads wait
+// for each other; the memberships of a released chain in other shards are ended in theirs so, or
+// after unlocking. Lock order: a shard's lock, then a chain's lock. Nothing removed under a lock is released under it: removed members, chains and
 // user closures are handed back as `Garbage` and dropped after unlocking, because their deinits
 // may run user code that binds or unbinds.
 @usableFromInline
