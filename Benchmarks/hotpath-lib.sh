@@ -7,7 +7,7 @@
 #                                 N = 20 000 minus the count with N = 10 000 (setup and teardown
 #                                 cancel out; deterministic hashing keeps them identical)
 #   hotpath_allocations MODE N    memcheck's "total heap usage: N allocs" of one run
-#   hotpath_reachable N           "bytes blocks" still reachable at exit of `memory N`
+#   hotpath_reachable N [MODE]    "bytes blocks" still reachable at exit of `MODE N` (memory)
 #   hotpath_per_op COST           COST / 10 000, an integer: instructions per operation
 #   hotpath_ratio COST COST       COST / COST with two decimals
 #
@@ -89,7 +89,7 @@ hotpath_allocations() { # mode n
   echo "$count"
 }
 
-hotpath_reachable() { # n -> "bytes blocks"
-  valgrind --leak-check=full --show-leak-kinds=all "$hotpath_binary" memory "$1" 2>&1 \
+hotpath_reachable() { # n [mode] -> "bytes blocks"
+  valgrind --leak-check=full --show-leak-kinds=all "$hotpath_binary" "${2:-memory}" "$1" 2>&1 \
     | sed -n 's/.*still reachable: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p' | tr -d ,
 }

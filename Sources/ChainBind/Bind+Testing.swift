@@ -17,6 +17,10 @@ public final class ScopedRegistry: Sendable {
   /// The number of chains alive in this registry.
   public var activeChainCount: Int { registry.activeChainCount }
 
+  /// How many shards the registry keeps its memberships in, by object: members share an access
+  /// per call site in each shard, and each shard keeps its own idle accesses.
+  public static var shardCount: Int { Registry.shardCount }
+
   /// How many accesses (a key path and the closures built for it) the members bound in this
   /// registry share: one per call site, chain type and conversion, when no closure of the
   /// caller's is involved.

@@ -110,6 +110,8 @@ import Testing
         .memberRemoved(member: "Display.number", why: .unbound),
         .memberAdded(member: "Display.number", role: "out"),
         .memberMovedAway(member: "Display.number"),
+        // chain.unbind(): the members still in it leave, then the chain ends.
+        .memberRemoved(member: "Model.int", why: .unbound),
         .chainEnded,
       ])
     Bind.unbind(other)

@@ -39,5 +39,6 @@ let benchmarks: @Sendable () -> Void = {
   updateBenchmarks()
   scaleBenchmarks()
   churnBenchmarks()
+  twoThreadBenchmarks()
   memoryBenchmarks()
 }

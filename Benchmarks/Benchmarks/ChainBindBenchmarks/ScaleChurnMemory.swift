@@ -71,6 +71,34 @@ func churnBenchmarks() {
       precondition(Bind.activeChainCount == before, "auto-unbind left chains behind")
     }
     Benchmark(
+      "churn ×\(label): ChainBind, @Observable source",
+      configuration: config(scaling: .one, iterations: iterations, seconds: 3)
+    ) { b in
+      let before = Bind.activeChainCount
+      b.startMeasurement()
+      for _ in 0..<count {
+        let model = ObservedModel()
+        let target = Target()
+        blackHole(Bind.inout(model, \.value).out(target, \.value))
+      }
+      b.stopMeasurement()
+      precondition(Bind.activeChainCount == before, "an @Observable source left chains behind")
+    }
+    Benchmark(
+      "churn ×\(label): ChainBind, nested path",
+      configuration: config(scaling: .one, iterations: iterations, seconds: 3)
+    ) { b in
+      let before = Bind.activeChainCount
+      b.startMeasurement()
+      for _ in 0..<count {
+        let holder = BoundHolder()
+        let target = Target()
+        blackHole(Bind.in(holder, \.model.value).out(target, \.value))
+      }
+      b.stopMeasurement()
+      precondition(Bind.activeChainCount == before, "a nested path left chains behind")
+    }
+    Benchmark(
       "churn ×\(label): OpenCombine @Published + sink",
       configuration: config(scaling: .one, iterations: iterations, seconds: 3)
     ) { b in

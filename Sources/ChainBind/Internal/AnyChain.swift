@@ -50,7 +50,7 @@ class AnyChain: @unchecked Sendable {
   // Guarded by `lock`: the work running may deliver its one change nested (a re-read).
   @exclusivity(unchecked) final var nestsTurn = false
   @exclusivity(unchecked) final var isRunningOwnWork = false
-  // Guarded by the registry's lock: the chain is counted among its active chains.
+  // Guarded by `lock`: the chain is counted among its registry's active chains.
   @exclusivity(unchecked) var isCounted = false
 
   init(registry: Registry, id: UInt64, head: MemberAccess) {

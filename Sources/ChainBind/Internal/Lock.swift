@@ -24,6 +24,14 @@ final class Locked<State>: @unchecked Sendable {
     defer { mutex.unlock() }
     return try body(&state)
   }
+
+  // As `withLock`, when no other thread holds the lock; nil, without running `body`, when one
+  // does.
+  func withLockIfAvailable<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
+    guard mutex.tryLock() else { return nil }
+    defer { mutex.unlock() }
+    return try body(&state)
+  }
 }
 
 // One atomic flag stored inline: taken with a compare-and-exchange that acquires, released with a

@@ -84,8 +84,8 @@ final class Member: @unchecked Sendable {
   @inlinable var isAttached: Bool { attached.load(ordering: .acquiring) }
 
   // The token of the member's `@Bound` storage. Unowned: the token lives in the object, and it
-  // is reached only under the registry lock while the member is attached, which the token's
-  // deinit also takes. Kept after the membership ends, never used then.
+  // is reached only under its object's registry shard's lock while the member is attached, which
+  // the token's deinit also takes. Kept after the membership ends, never used then.
   var token: BoundToken? {
     get {
       guard case .token(let token) = source else { return nil }

@@ -17,9 +17,9 @@ final class MemberAccess: @unchecked Sendable {
   @usableFromInline let write: WriteThunk?
   // Converts the property's value and sends it; nil when the member cannot send.
   @usableFromInline let send: SendThunk?
-  // Guarded by the registry's lock: whether this is the access its key shares, how many attached
-  // members use it, whether it is queued among the idle ones the registry keeps for a while, and
-  // whether a member used it again since.
+  // Guarded by its registry shard's lock: whether this is the access its key shares, how many
+  // attached members use it, whether it is queued among the idle ones the shard keeps for a
+  // while, and whether a member used it again since.
   @exclusivity(unchecked) var isShared = false
   @exclusivity(unchecked) var attachedMembers = 0
   @exclusivity(unchecked) var isIdle = false

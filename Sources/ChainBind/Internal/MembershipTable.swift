@@ -4,11 +4,13 @@
 // where a dictionary of per-object lists took two per object and a link in each member
 // (Docs/Performance.md, "Memory").
 //
-// Guarded by the registry's lock. Removing a member releases the table's reference only: the
-// registry hands removed members to its garbage, released after unlocking.
+// Guarded by its registry shard's lock. Removing a member releases the table's reference only:
+// the registry hands removed members to its garbage, released after unlocking.
 struct MembershipTable {
   private var slots: ContiguousArray<Member?> = []
   private(set) var count = 0
+  // Where the sweep (`sweep(_:_:)`) goes on.
+  private var sweepCursor = 0
 
   // Addresses are spread by Fibonacci hashing: no seed, nothing to hash but a word.
   private func home(of id: ObjectIdentifier) -> Int {
@@ -42,6 +44,21 @@ struct MembershipTable {
 
   // Slots, full or not.
   var capacity: Int { slots.count }
+
+  // Calls `body` with the members in the next `count` slots, round the table: every member is
+  // visited once per `capacity / count` calls. `body` must not change the table.
+  mutating func sweep(_ count: Int, _ body: (Member) -> Void) {
+    guard !slots.isEmpty else { return }
+    let mask = slots.count - 1
+    var cursor = sweepCursor
+    slots.withUnsafeBufferPointer { slots in
+      for _ in 0..<Swift.min(count, slots.count) {
+        cursor = (cursor + 1) & mask
+        if let member = slots[cursor] { body(member) }
+      }
+    }
+    sweepCursor = cursor
+  }
 
   mutating func insert(_ member: Member) {
     // At most three quarters full: runs stay short.

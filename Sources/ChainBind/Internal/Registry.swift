@@ -4,9 +4,14 @@ import Synchronization
 // chain is held by its members, and found from its code (`ChainCode.chain`).
 //
 // Only binding, unbinding, deallocation and pruning come here; a change (set -> members) never
-// does. Lock order: the registry's lock, then a chain's lock. Nothing removed under the lock is
-// released under it: removed members, chains and user closures are handed back as `Garbage` and
-// dropped after unlocking, because their deinits may run user code that binds or unbinds.
+// does. The memberships are in shards by their object's address, each with its own lock, so that
+// binding and releasing unrelated objects on several threads rarely waits (Docs/Architecture.md,
+// "The registry"). An operation waits for a shard's lock only while it holds none: holding one,
+// it may take another shard's lock only if free (`withLockIfAvailable`), so no two threads wait
+// for each other; the memberships of a released chain in other shards are ended in theirs so, or
+// after unlocking. Lock order: a shard's lock, then a chain's lock. Nothing removed under a lock is released under it: removed members, chains and
+// user closures are handed back as `Garbage` and dropped after unlocking, because their deinits
+// may run user code that binds or unbinds.
 @usableFromInline
 final class Registry: Sendable {
   static let shared = Registry()
@@ -23,19 +28,52 @@ final class Registry: Sendable {
     openScopes.load(ordering: .relaxed) == 0 ? shared : scoped ?? shared
   }
 
-  private let tables = Locked(Tables())
+  // How many shards: two threads binding unrelated objects meet in one a sixteenth of the time.
+  static let shardCount = 16
 
-  private static let nextChainID = Atomic<UInt64>(1)
-
-  static func makeChainID() -> UInt64 {
-    nextChainID.wrappingAdd(1, ordering: .relaxed).oldValue
+  private let shards: [Locked<Tables>] = (0..<Registry.shardCount).map {
+    Locked(Tables(index: $0))
   }
 
-  var activeChainCount: Int { tables.withLock { $0.chainCount } }
+  // For each shard, the chains counted less the chains released by operations in it (only the
+  // sum means anything). Objects of their own, apart in memory: threads working in different
+  // shards write no common word.
+  private let chainCounts: [ChainCounter] = (0..<Registry.shardCount).map { _ in ChainCounter() }
+
+  private final class ChainCounter: Sendable {
+    let count = Atomic<Int>(0)
+  }
+
+  // Chain numbers, from counters picked by thread: one thread's numbers grow with no word
+  // written by another thread's (a counter's numbers end in its index).
+  private static let chainIDs: [ChainIDCounter] = (0..<shardCount).map { _ in ChainIDCounter() }
+
+  private final class ChainIDCounter: Sendable {
+    let next = Atomic<UInt64>(1)
+  }
+
+  static func makeChainID() -> UInt64 {
+    let index = Int(truncatingIfNeeded: (currentThreadID() &* 0x9E37_79B9_7F4A_7C15) >> 60)
+    let count = chainIDs[index].next.wrappingAdd(1, ordering: .relaxed).oldValue
+    return count &* UInt64(shardCount) &+ UInt64(index)
+  }
+
+  var activeChainCount: Int {
+    chainCounts.reduce(0) { $0 + $1.count.load(ordering: .relaxed) }
+  }
 
   // How many accesses members share (Bind+Testing.swift).
   var sharedAccessCount: Int {
-    tables.withLock { $0.keyPaths.values.reduce(0) { $0 + $1.sharedCount } }
+    shards.reduce(0) { count, shard in
+      count + shard.withLock { $0.keyPaths.values.reduce(0) { $0 + $1.sharedCount } }
+    }
+  }
+
+  // The shard of an object's memberships. From the middle bits of the product the membership
+  // table hashes by its top bits: within a shard, the table's slots stay evenly used.
+  static func shard(of id: ObjectIdentifier) -> Int {
+    let product = UInt(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15
+    return Int(truncatingIfNeeded: product >> 32) & (shardCount - 1)
   }
 
   // The membership of `(object, keyPath)`, if any.
@@ -57,7 +95,7 @@ final class Registry: Sendable {
   func lookUp(
     _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, sharing key: MemberAccessKey?
   ) -> Lookup {
-    withGarbage(pruningTouched: false) { tables, garbage in
+    withGarbage(of: ObjectIdentifier(object), pruningTouched: false) { tables, garbage in
       var lookup = Lookup(
         member: tables.membership(of: object, keyPath: keyPath, garbage: &garbage))
       if askingIfPlain || key != nil, let facts = tables.facts(of: keyPath) {
@@ -69,7 +107,7 @@ final class Registry: Sendable {
   }
 
   // How many shared accesses no attached member uses are kept for the next member of their call
-  // site, at most.
+  // site, at most, in each shard.
   static let idleAccessLimit = 32
 
   enum AttachOutcome {
@@ -89,14 +127,30 @@ final class Registry: Sendable {
   func attach(
     _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false
   ) -> AttachOutcome {
-    withGarbage(pruningTouched: true) { tables, garbage in
-      tables.attach(member, object: object, sharing: key, isPlain: isPlain, garbage: &garbage)
+    let (outcome, next) = withGarbage(of: ObjectIdentifier(object), pruningTouched: true) {
+      tables, garbage in
+      let outcome = tables.attach(
+        member, object: object, sharing: key, isPlain: isPlain, garbage: &garbage)
+      tables.sweep(garbage: &garbage, sparing: member)
+      return (outcome, tables.nextShardToSweep())
     }
+    // Every eighth attach, as much of another shard, in turn, unless another thread holds it:
+    // memberships left where nothing binds any more end too.
+    guard let next else { return outcome }
+    var garbage = Garbage()
+    let swept: Void? = shards[next].withLockIfAvailable { $0.sweep(garbage: &garbage) }
+    if swept != nil { finish(garbage, in: next, pruningTouched: false) }
+    return outcome
   }
+
+  // How many slots of its shard's table each attach sweeps for members whose objects are gone:
+  // more than the one membership an attach adds, so that memberships nothing saw die (a plain
+  // member, a tracked one whose observed objects live on) cannot pile up, whatever the churn.
+  static let sweepStride = 4
 
   // Removes one membership (its token or control died, or it was unbound).
   func detach(_ member: Member) {
-    withGarbage(pruningTouched: true) { tables, garbage in
+    withGarbage(of: member.objectID, pruningTouched: true) { tables, garbage in
       tables.detach(member, garbage: &garbage)
     }
   }
@@ -104,13 +158,15 @@ final class Registry: Sendable {
   // Removes members whose objects are gone.
   @usableFromInline
   func prune(_ members: [Member]) {
-    withGarbage(pruningTouched: false) { tables, garbage in
-      for member in members { tables.detach(member, garbage: &garbage) }
+    for member in members {
+      withGarbage(of: member.objectID, pruningTouched: false) { tables, garbage in
+        tables.detach(member, garbage: &garbage)
+      }
     }
   }
 
   func unbind(_ object: AnyObject) {
-    withGarbage(pruningTouched: true) { tables, garbage in
+    withGarbage(of: ObjectIdentifier(object), pruningTouched: true) { tables, garbage in
       for member in tables.liveList(of: object, garbage: &garbage) {
         tables.detach(member, garbage: &garbage)
       }
@@ -118,42 +174,79 @@ final class Registry: Sendable {
   }
 
   func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
-    withGarbage(pruningTouched: true) { tables, garbage in
+    withGarbage(of: ObjectIdentifier(object), pruningTouched: true) { tables, garbage in
       if let member = tables.membership(of: object, keyPath: keyPath, garbage: &garbage) {
         tables.detach(member, garbage: &garbage)
       }
     }
   }
 
+  // Releases `chain`, under no shard's lock: each of its members is ended in its own shard.
   func release(_ chain: AnyChain) {
-    withGarbage(pruningTouched: false) { tables, garbage in
-      tables.release(chain, garbage: &garbage)
+    var garbage = Garbage()
+    if let members = Tables.deactivate(chain, garbage: &garbage) {
+      for member in members where member.isAttached { garbage.endElsewhere(member) }
     }
+    finish(garbage, in: Self.shard(of: ObjectIdentifier(chain)), pruningTouched: false)
   }
 
-  // Runs `body` under the lock. What it removes goes into `garbage` and is released only after
-  // unlocking; with `pruningTouched`, the chains that removed members left are then pruned of
-  // their dead members (not for `prune` itself, nor for a release, which empties the chain).
+  // Runs `body` under the lock of `id`'s shard. What it removes goes into `garbage` and is
+  // released only after unlocking; with `pruningTouched`, the chains that removed members left
+  // are then pruned of their dead members (not for `prune` itself, nor for a release, which
+  // empties the chain).
   private func withGarbage<Result>(
-    pruningTouched: Bool, _ body: (inout Tables, inout Garbage) -> Result
+    of id: ObjectIdentifier, pruningTouched: Bool, _ body: (inout Tables, inout Garbage) -> Result
   ) -> Result {
-    let (result, garbage) = tables.withLock { tables -> (Result, Garbage) in
+    let shard = Self.shard(of: id)
+    let (result, garbage) = shards[shard].withLock { tables -> (Result, Garbage) in
       var garbage = Garbage()
       let result = body(&tables, &garbage)
+      if garbage.hasElsewhere { endElsewhereIfFree(&garbage) }
       return (result, garbage)
     }
-    if pruningTouched { garbage.pruneTouchedChains() }
-    withExtendedLifetime(garbage) {}
+    finish(garbage, in: shard, pruningTouched: pruningTouched)
     return result
+  }
+
+  // A shard's lock held: ends the members of released chains whose shards no other thread holds
+  // now, taking their locks without waiting (so that no two threads can wait for each other);
+  // the rest stay for `finish`. The chains are inactive: ending a member releases nothing more.
+  // Only the first such member, most often the only one: the others wait for `finish`.
+  private func endElsewhereIfFree(_ garbage: inout Garbage) {
+    guard let member = garbage.takeFirstElsewhere() else { return }
+    let ended: Void? = shards[Self.shard(of: member.objectID)].withLockIfAvailable {
+      $0.detach(member, garbage: &garbage)
+    }
+    if ended == nil { garbage.endElsewhere(member) }
+  }
+
+  // After unlocking: counts the chains counted or released, ends the memberships of released
+  // chains in their own shards, prunes, and releases what the operation removed.
+  private func finish(_ garbage: Garbage, in shard: Int, pruningTouched: Bool) {
+    if garbage.chainsCounted != 0 {
+      chainCounts[shard].count.add(garbage.chainsCounted, ordering: .relaxed)
+    }
+    garbage.forEachElsewhere { detach($0) }
+    if pruningTouched { garbage.pruneTouchedChains() }
+    if !garbage.swept.isEmpty { pruneDead(garbage.swept) }
+    withExtendedLifetime(garbage) {}
+  }
+
+  // Removes those of `members` whose objects are gone. After unlocking: a weak load may release
+  // the last reference to an object, and run its deinit.
+  private func pruneDead(_ members: [Member]) {
+    var gone: [Member] = []
+    for member in members where member.isAttached && member.object == nil { gone.append(member) }
+    if !gone.isEmpty { prune(gone) }
   }
 }
 
 extension Registry {
-  // The registry's state, only ever touched under its lock.
+  // The state of one shard of the registry, only ever touched under its lock.
   private struct Tables {
-    // The chains that had a member attached and were not released yet.
-    var chainCount = 0
-    // Every attached member, by its object.
+    // Which shard.
+    let index: Int
+    // Every attached member of the shard's objects, by its object.
     var memberships = MembershipTable()
     // What is known of shared key paths (`MemberThunks.isSharedKeyPath`), by identity: a literal
     // without subscript arguments, which the runtime keeps, or a key path passed in a variable.
@@ -161,11 +254,16 @@ extension Registry {
     // address names no other meanwhile.
     var keyPaths: [ObjectIdentifier: KeyPathFacts] = [:]
     // Shared accesses that no attached member used when their last one ended: kept for the next
-    // member of their call site, up to `Registry.idleAccessLimit`, so that a key path made at run
-    // time (and its subscript arguments) is not kept for good. The least recently used goes first,
+    // member of their call site, up to `Registry.idleAccessLimit` in each shard, so that a key
+    // path made at run time (and its subscript arguments) is not kept for good. Members share
+    // the accesses of their object's shard, which count them under its lock. The least recently used goes first,
     // nearly: an access used again since it was queued gets a second chance at the back (the
     // clock algorithm), which costs a change of its flag and no move per reuse.
     private var idle: ContiguousArray<MemberAccess> = []
+
+    init(index: Int) {
+      self.index = index
+    }
 
     // The facts of `keyPath`, if any.
     func facts(of keyPath: AnyKeyPath) -> KeyPathFacts? {
@@ -229,6 +327,12 @@ extension Registry {
       let chain = member.chain
       guard chain.isActive else { return .chainInactive }
       let existing = membership(of: object, keyPath: member.keyPath, garbage: &garbage)
+      let replaced = existing.flatMap { $0.chain === chain ? $0 : nil }
+      // Into the chain first, under its lock: a chain released meanwhile (from another shard, or
+      // none) takes nothing, and the property stays where it was. Once in, a release takes the
+      // member with the chain's others.
+      let inserted = chain.insert(member, replacing: replaced)
+      if case .inactive = inserted { return .chainInactive }
       if let existing {
         end(existing, garbage: &garbage)
         if existing.chain !== chain {
@@ -238,9 +342,6 @@ extension Registry {
           removeFromChain(existing, garbage: &garbage)
         }
       }
-      let replaced = existing.flatMap { $0.chain === chain ? $0 : nil }
-      let inserted = chain.insert(member, replacing: replaced)
-      if case .inactive = inserted { return .chainInactive }
       memberships.insert(member)
       if let key { share(member.access, as: key) }
       if member.access.isShared {
@@ -257,15 +358,41 @@ extension Registry {
       }
       // Under this lock, like every detach, so that a detach cannot come first.
       member.token?.attach(member)
-      if !chain.isCounted {
+      // Under the chain's lock, like its release: a chain is counted once, and uncounted once.
+      let isNew = chain.lock.run { () -> Bool in
+        guard chain.isActive, !chain.isCounted else { return false }
         chain.isCounted = true
-        chainCount += 1
+        return true
       }
+      if isNew { garbage.chainsCounted += 1 }
       if case .lastSenderReplaced = inserted {
         release(chain, garbage: &garbage)
         return .chainReleased
       }
       return .attached
+    }
+
+    // The other shard an attach here sweeps next, each in turn, and the attaches since.
+    private var sweptShard = 0
+    private var attachesSinceSweep = 0
+
+    // Every eighth attach here: the other shard to sweep.
+    mutating func nextShardToSweep() -> Int? {
+      attachesSinceSweep += 1
+      guard attachesSinceSweep == 8 else { return nil }
+      attachesSinceSweep = 0
+      sweptShard = (sweptShard + 1) & (Registry.shardCount - 1)
+      if sweptShard == index { sweptShard = (sweptShard + 1) & (Registry.shardCount - 1) }
+      return sweptShard
+    }
+
+    // Hands the members of the next `Registry.sweepStride` slots that no token ends to the
+    // caller, which checks after unlocking whether their objects are gone; not `attached`, the
+    // member just attached.
+    mutating func sweep(garbage: inout Garbage, sparing attached: Member? = nil) {
+      memberships.sweep(Registry.sweepStride) { member in
+        if member.token == nil && member !== attached { garbage.sweep(member) }
+      }
     }
 
     mutating func detach(_ member: Member, garbage: inout Garbage) {
@@ -291,18 +418,39 @@ extension Registry {
       if chain.remove(member) {
         release(chain, garbage: &garbage)
       } else {
-        garbage.touched.append(chain)
+        garbage.touch(chain)
       }
     }
 
+    // Releases `chain`: its members in this shard end now; the others are handed to the
+    // caller, which ends them in their own shards after unlocking (meanwhile they are still
+    // attached, to a chain that is no longer active).
     mutating func release(_ chain: AnyChain, garbage: inout Garbage) {
-      guard chain.isActive else { return }
-      chain.markInactive()
-      if chain.isCounted { chainCount -= 1 }
+      guard let members = Self.deactivate(chain, garbage: &garbage) else { return }
+      for member in members where member.isAttached {
+        if Registry.shard(of: member.objectID) == index {
+          end(member, garbage: &garbage)
+        } else {
+          garbage.endElsewhere(member)
+        }
+      }
+    }
+
+    // Marks `chain` inactive and empties it, under its lock, which also counts chains
+    // (`attach`): returns its members, or nil when it was released already. Any shard's lock
+    // or none may be held.
+    static func deactivate(_ chain: AnyChain, garbage: inout Garbage) -> MemberList? {
+      let wasCounted = chain.lock.run { () -> Bool? in
+        guard chain.isActive else { return nil }
+        chain.markInactive()
+        return chain.isCounted
+      }
+      guard let wasCounted else { return nil }
+      if wasCounted { garbage.chainsCounted -= 1 }
       garbage.release(chain)
       let (members, userState) = chain.takeEverything()
       if let userState { garbage.release(userState) }
-      for member in members where member.isAttached { end(member, garbage: &garbage) }
+      return members
     }
 
     // The membership of `(object, keyPath)`. The caller holds `object`, so the memberships under
@@ -342,11 +490,66 @@ struct Garbage {
   private var first: AnyObject?
   private var second: AnyObject?
   private var third: AnyObject?
-  // The rest: more members, and a released chain's filters, sinks and queued changes.
-  private var more: [Any] = []
-  // Chains a member left and that are still active: their dead members are pruned after
-  // unlocking.
-  var touched: [AnyChain] = []
+  // A member of a released chain in another shard, ended in its own after unlocking: a released
+  // chain most often has one.
+  private var elsewhere: Member?
+  // Chains counted (positive) or released (negative) by the operation.
+  var chainsCounted = 0
+  // What most operations never have, in one field: a garbage made and dropped several times per
+  // binding then costs one check to destroy.
+  private var rare: Rare?
+
+  private struct Rare {
+    // More members, and a released chain's filters, sinks and queued changes.
+    var more: [Any] = []
+    // Chains a member left and that are still active: their dead members are pruned after
+    // unlocking.
+    var touched: [AnyChain] = []
+    // Members the sweep found, whose objects are checked after unlocking.
+    var swept: [Member] = []
+    var elsewhere: [Member] = []
+  }
+
+  // Changes the rare part, made on first use; moved out and back, so its arrays are not copied.
+  private mutating func withRare(_ body: (inout Rare) -> Void) {
+    var part = rare ?? Rare()
+    rare = nil
+    body(&part)
+    rare = part
+  }
+
+  mutating func endElsewhere(_ member: Member) {
+    if elsewhere == nil {
+      elsewhere = member
+    } else {
+      withRare { $0.elsewhere.append(member) }
+    }
+  }
+
+  var hasElsewhere: Bool { elsewhere != nil }
+
+  // The first member to end elsewhere, taken out; the others move up.
+  mutating func takeFirstElsewhere() -> Member? {
+    guard let first = elsewhere else { return nil }
+    elsewhere = nil
+    if rare?.elsewhere.isEmpty == false {
+      var next: Member?
+      withRare { next = $0.elsewhere.removeFirst() }
+      elsewhere = next
+    }
+    return first
+  }
+
+  func forEachElsewhere(_ body: (Member) -> Void) {
+    if let elsewhere { body(elsewhere) }
+    for member in rare?.elsewhere ?? [] { body(member) }
+  }
+
+  mutating func touch(_ chain: AnyChain) { withRare { $0.touched.append(chain) } }
+
+  mutating func sweep(_ member: Member) { withRare { $0.swept.append(member) } }
+
+  var swept: [Member] { rare?.swept ?? [] }
 
   mutating func release(_ object: AnyObject) {
     if first == nil {
@@ -356,16 +559,17 @@ struct Garbage {
     } else if third == nil {
       third = object
     } else {
-      more.append(object)
+      withRare { $0.more.append(object) }
     }
   }
 
   mutating func release(_ userState: Any) {
-    more.append(userState)
+    withRare { $0.more.append(userState) }
   }
 
   // Call after unlocking.
   func pruneTouchedChains() {
+    guard let touched = rare?.touched else { return }
     for chain in touched where chain.isActive { chain.pruneDeadMembers() }
   }
 }

@@ -193,6 +193,12 @@ final class TrackedSource: @unchecked Sendable {
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
   func tokenEnded(_ token: BoundToken) {
     state.withLock { state in state.dependencies.removeAll { $0.refers(to: token) } }
+    endIfObjectGone()
+  }
+
+  // Something the member observed went with its object: when the member's own object is gone
+  // too, so is the membership (Docs/Semantics.md, "Lifetime").
+  func endIfObjectGone() {
     guard let member else { return }
     if member.object == nil, member.isAttached { member.chain.registry.detach(member) }
   }
@@ -316,6 +322,9 @@ final class ObservationTicket: @unchecked Sendable {
   @exclusivity(unchecked) weak var source: TrackedSource?
   // The source's read that armed it: a watch armed by an older read only cancels itself.
   let generation: Int
+  // Observation holds the watch, and so this ticket. Set by the arming thread while it holds
+  // the ticket; read by the deinit only.
+  @exclusivity(unchecked) private var isArmed = false
 
   init(source: TrackedSource?) {
     self.source = source
@@ -335,7 +344,19 @@ final class ObservationTicket: @unchecked Sendable {
   ) -> (Value, ObservationTicket?) {
     var ticket = ObservationTicket(source: source)
     let value = arm(ticket, read)
-    return (value, isKnownUniquelyReferenced(&ticket) ? nil : ticket)
+    if isKnownUniquelyReferenced(&ticket) { return (value, nil) }
+    ticket.isArmed = true
+    return (value, ticket)
+  }
+
+  // Observation let the watch go: it fired and was cancelled, or every object it watched was
+  // deallocated, since a registrar drops its watches with its object (the only end of an
+  // `@Observable` object that can be seen from outside it: Docs/Architecture.md, "When a chain
+  // ends"). Then the member whose own object is gone ends at once. Runs inside the registrar's
+  // teardown, under its lock, but with no ChainBind lock held.
+  deinit {
+    guard isArmed, let source else { return }
+    source.endIfObjectGone()
   }
 
   #if os(Linux)

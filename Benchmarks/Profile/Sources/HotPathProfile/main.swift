@@ -20,6 +20,19 @@
 //                                               (floorread: of a plain stored Int property)
 //   HotPathProfile churn [N]                   N cycles of: make a source and a target, bind
 //                                               them, release both (auto-unbind)
+//   HotPathProfile churnobservable|churnnested [N]
+//                                               as churn, from an `@Observable` object's
+//                                               property, or a two-link `@Bound` path
+//   HotPathProfile churn2|computed2 [N]        churn, or computed, on two threads at once, N
+//                                               operations each (callgrind runs the threads one
+//                                               at a time: it counts the work, not the waiting)
+//   HotPathProfile scaling [N]                 wall clock: churn and computed on one thread,
+//                                               then on two at once (N operations each), three
+//                                               rounds; prints two threads' throughput over one
+//   HotPathProfile memoryobservable|objectsobservable [N]
+//                                               as memory, from an `@Observable` object's
+//                                               property; objectsobservable makes the objects
+//                                               and arrays only, binding nothing
 //   HotPathProfile memory [N]                  binds N chains and exits with them all alive,
 //                                               for valgrind's per-allocation-site report
 //   HotPathProfile nested [N]                  N sets of the leaf of a three-link `@Bound` path
@@ -51,6 +64,8 @@
 //                                               `AsyncStream` buffering the newest value)
 // An unknown mode prints the list of modes and exits with status 2.
 import ChainBind
+import Dispatch
+import Observation
 import Synchronization
 
 #if canImport(Glibc)
@@ -85,6 +100,11 @@ final class LeanEnd {
     }
   }
 }
+
+/// The `@Observable` source of `churnobservable` and `memoryobservable`.
+@Observable final class ObservedModel { var value = 0 }
+/// The two-link path of `churnnested`: holder.leaf.value.
+final class Holder { @Bound var leaf = Leaf() }
 
 /// A three-link path for `nested`: root.mid.leaf.value, every link `@Bound`.
 final class Leaf { @Bound var value = 0 }
@@ -240,6 +260,88 @@ func pair(_ left: HandModel, _ right: HandModel) {
   return sum
 }
 
+// Bind-and-release cycles, each from a fresh source and target.
+@inline(never) nonisolated func churn(_ n: Int) {
+  for _ in 0..<n {
+    let model = Model()
+    let target = Target()
+    // Kept alive to the end of the cycle, like the benchmark's `blackHole`; `memberCount` would
+    // add a search for dead members.
+    consume(Bind.inout(model, \.value).out(target, \.value).isActive ? 1 : 0)
+  }
+}
+@inline(never) nonisolated func churnObservable(_ n: Int) {
+  for _ in 0..<n {
+    let model = ObservedModel()
+    let target = Target()
+    consume(Bind.inout(model, \.value).out(target, \.value).isActive ? 1 : 0)
+  }
+}
+@inline(never) nonisolated func churnNested(_ n: Int) {
+  for _ in 0..<n {
+    let holder = Holder()
+    let target = Target()
+    consume(Bind.in(holder, \.leaf.value).out(target, \.value).isActive ? 1 : 0)
+  }
+}
+// Sets of a computed member's dependency, in a chain of this thread's own.
+@inline(never) nonisolated func computedSets(_ n: Int) {
+  let sum = Sum()
+  let target = Target()
+  let chain = Bind.in(sum, \.total).out(target, \.value)
+  setRepeatedly(sum, n)
+  consume(chain.memberCount + target.value)
+}
+// Runs `body(n)` on two threads at once.
+nonisolated func onTwoThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
+  DispatchQueue.concurrentPerform(iterations: 2) { _ in body(n) }
+}
+// Seconds `body` takes.
+nonisolated func seconds(_ body: () -> Void) -> Double {
+  let start = ContinuousClock.now
+  body()
+  let elapsed = ContinuousClock.now - start
+  return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+}
+// The process's CPU time (user and system, seconds) and voluntary context switches so far.
+nonisolated func processUsage() -> (cpu: Double, waits: Int) {
+  var usage = rusage()
+  #if canImport(Glibc)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+  #else
+    getrusage(RUSAGE_SELF, &usage)
+  #endif
+  let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
+  let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
+  return (user + system, usage.ru_nvcsw)
+}
+// Three rounds: `work` once on one thread, then on two at once. Prints two threads' throughput
+// over one's in wall-clock time (2 would be perfect scaling; other processes on the machine
+// lower it), CPU time per operation on two threads over one thread (1 would be perfect; less
+// disturbed by other processes), and the voluntary context switches (a thread sleeping on a
+// lock) per 1 000 operations on two threads.
+nonisolated func scaling(_ n: Int) {
+  let modes: [(String, @Sendable (Int) -> Void)] = [
+    ("churn", churn), ("churnobservable", churnObservable), ("computed", computedSets),
+  ]
+  func rounded(_ value: Double) -> Double { Double(Int(value * 100)) / 100 }
+  for round in 1...3 {
+    for (name, work) in modes {
+      let start = processUsage()
+      let one = seconds { work(n) }
+      let middle = processUsage()
+      let two = seconds { onTwoThreads(n, work) }
+      let end = processUsage()
+      let cpuRatio = ((end.cpu - middle.cpu) / 2) / (middle.cpu - start.cpu)
+      let waits = (end.waits - middle.waits) * 1_000 / (2 * n)
+      print(
+        "round \(round) \(name): one thread \(Int(one * 1e9) / n) ns/op, two threads",
+        "\(Int(two * 1e9) / n) ns/op each: throughput \(rounded(2 * one / two)) ×,",
+        "CPU per op \(rounded(cpuRatio)) ×, \(waits) waits per 1 000 ops")
+    }
+  }
+}
+
 // Every mode but mainactor binds from nonisolated code: chains bound from top-level code, which is
 // main-actor code, are isolated to the main actor (Docs/Semantics.md, "Isolation").
 nonisolated func profile(_ kind: String, _ n: Int) {
@@ -390,14 +492,32 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     sum.observers.append { [weak target] in target?.value = $0 }
     setRepeatedly(sum, n)
   case "churn":
-    for _ in 0..<n {
-      let model = Model()
-      let target = Target()
-      // Kept alive to the end of the cycle, like the benchmark's `blackHole`; `memberCount` would
-      // add a search for dead members.
-      consume(Bind.inout(model, \.value).out(target, \.value).isActive ? 1 : 0)
-    }
+    churn(n)
     consume(Bind.activeChainCount)
+  case "churnobservable":
+    churnObservable(n)
+    consume(Bind.activeChainCount)
+  case "churnnested":
+    churnNested(n)
+    consume(Bind.activeChainCount)
+  case "churn2":
+    onTwoThreads(n, churn)
+    consume(Bind.activeChainCount)
+  case "computed2":
+    onTwoThreads(n, computedSets)
+  case "scaling":
+    scaling(n)
+  case "memoryobservable", "objectsobservable":
+    var pairs: [(ObservedModel, Target)] = []
+    var chains: [Chain<Int>] = []
+    pairs.reserveCapacity(n)
+    chains.reserveCapacity(n)
+    for _ in 0..<n { pairs.append((ObservedModel(), Target())) }
+    if kind == "memoryobservable" {
+      for (m, t) in pairs { chains.append(Bind.inout(m, \.value).out(t, \.value)) }
+    }
+    consume(pairs.count + chains.count)
+    exit(0)
   case "memory":
     // valgrind --leak-check=full --show-leak-kinds=reachable: allocation sites with N blocks
     // are per chain.
@@ -413,10 +533,10 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let modes = [
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
       "floortwoway", "leantwoway", "boundread", "floorread", "nested", "computed", "floorcomputed",
-      "churn",
-      "memory", "mainactor", "list1", "list10", "listshuffle", "listdk", "stepsdk", "difference1",
-      "difference10", "differenceshuffle", "differencedk",
-      "traced", "batch", "values", "valuesstream",
+      "churn", "churnobservable", "churnnested", "churn2", "computed2", "scaling",
+      "memoryobservable", "objectsobservable", "memory", "mainactor", "list1", "list10",
+      "listshuffle", "listdk", "stepsdk", "difference1", "difference10", "differenceshuffle",
+      "differencedk", "traced", "batch", "values", "valuesstream",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
@@ -442,4 +562,3 @@ if kind == "mainactor" {
 } else {
   profile(kind, n)
 }
-

@@ -1,0 +1,217 @@
+@_spi(Testing) import ChainBind
+import Observation
+import Testing
+
+// Docs/Semantics.md, "Lifetime" ("When a chain ends"): a chain whose senders are all gone is
+// released, whatever kind of source they were; at once when the sources' objects die with
+// everything the member read, else by the registry's next operations, which sweep more than
+// they can leave behind.
+
+private final class Holder {
+  @Bound var child = Model()
+}
+
+private final class Sum {
+  @Bound var a = 0
+  @Bound var b = 0
+  var total: Int { a + b }
+}
+
+@Observable
+private final class Settings {
+  var volume = 0.5
+  var name = "a"
+}
+
+@Observable
+private final class ObservedHolder {
+  var settings = Settings()
+}
+
+/// A view model whose computed property reads a long-lived object: its own death is seen by
+/// nothing that member observes.
+private final class Screen {
+  let shared: Sum
+  init(shared: Sum) { self.shared = shared }
+  var total: Int { shared.a + shared.b }
+}
+
+/// A view model whose path goes through a long-lived `@Observable` object.
+@Observable
+private final class ObservedScreen {
+  @ObservationIgnored let shared: Settings
+  init(shared: Settings) { self.shared = shared }
+  var volume: Double { shared.volume }
+}
+
+private final class Captured {}
+
+/// The kinds of sending member, each bound to a fresh source object released with its target.
+enum SourceKind: String, CaseIterable, CustomTestStringConvertible {
+  case bound, nestedPath, computed, observable, observableNested
+
+  var testDescription: String { rawValue }
+
+  /// Binds a fresh source to `label`, with a sink holding `captured`; returns the source.
+  fileprivate func bind(to label: Plain, capturing captured: Captured) -> AnyObject {
+    switch self {
+    case .bound:
+      let model = Model()
+      Bind.in(model, \.int).out(label, \.int).out(key: "c") { [captured] _ in _ = captured }
+      return model
+    case .nestedPath:
+      let holder = Holder()
+      Bind.in(holder, \.child.int).out(label, \.int).out(key: "c") { [captured] _ in
+        _ = captured
+      }
+      return holder
+    case .computed:
+      let sum = Sum()
+      Bind.in(sum, \.total).out(label, \.int).out(key: "c") { [captured] _ in _ = captured }
+      return sum
+    case .observable:
+      let settings = Settings()
+      Bind.inout(settings, \.volume).out(label, \.double).out(key: "c") { [captured] _ in
+        _ = captured
+      }
+      return settings
+    case .observableNested:
+      let holder = ObservedHolder()
+      Bind.in(holder, \.settings.name).out(label, \.string).out(key: "c") { [captured] _ in
+        _ = captured
+      }
+      return holder
+    }
+  }
+}
+
+/// Binds and unbinds one more chain, on the same two objects each time, until `isDone`; returns
+/// how many: each attach sweeps part of its own shard of the registry, and every eighth part of
+/// one other shard, in turn.
+private func operationsUntil(_ isDone: () -> Bool) -> Int {
+  let other = Model()
+  let plain = Plain()
+  var operations = 0
+  while !isDone() && operations < 1_000 {
+    Bind.in(other, \.int).out(plain, \.int).unbind()
+    operations += 1
+  }
+  return operations
+}
+
+@Suite struct ChainEndTests {
+  @Test("a chain ends as its source's object is released", arguments: SourceKind.allCases)
+  func endsWithItsSource(kind: SourceKind) {
+    let registry = ScopedRegistry()
+    weak var weakSource: AnyObject?
+    weak var weakLabel: Plain?
+    weak var weakCaptured: Captured?
+    registry.withScope {
+      let label = Plain()
+      let captured = Captured()
+      let source = kind.bind(to: label, capturing: captured)
+      weakSource = source
+      weakLabel = label
+      weakCaptured = captured
+      #expect(registry.activeChainCount == 1)
+    }
+    #expect(weakSource == nil)
+    #expect(weakLabel == nil)
+    // The sink, and so the chain, went with the source, before any other ChainBind operation.
+    #expect(weakCaptured == nil)
+    #expect(registry.activeChainCount == 0)
+  }
+
+  @Test("a source whose reads reach a long-lived object ends within the next registry operations")
+  func computedOverALongLivedObjectEndsByTheNextOperation() {
+    let registry = ScopedRegistry()
+    let shared = Sum()
+    weak var weakCaptured: Captured?
+    registry.withScope {
+      do {
+        let screen = Screen(shared: shared)
+        let label = Plain()
+        let captured = Captured()
+        weakCaptured = captured
+        Bind.in(screen, \.total).out(label, \.int).out(key: "c") { [captured] _ in _ = captured }
+        shared.a = 2
+        #expect(label.int == 2)
+      }
+      // Nothing the member observes died with the screen.
+      #expect(operationsUntil { weakCaptured == nil } <= 8 * ScopedRegistry.shardCount)
+    }
+    #expect(registry.activeChainCount == 0)
+  }
+
+  @Test("a path through a long-lived @Observable object ends within the next registry operations")
+  func observablePathThroughALongLivedObjectEndsByTheNextOperation() {
+    let registry = ScopedRegistry()
+    let shared = Settings()
+    weak var weakCaptured: Captured?
+    registry.withScope {
+      do {
+        let screen = ObservedScreen(shared: shared)
+        let label = Plain()
+        let captured = Captured()
+        weakCaptured = captured
+        Bind.in(screen, \.volume).out(label, \.double).out(key: "c") { [captured] _ in
+          _ = captured
+        }
+        shared.volume = 0.25
+        #expect(label.double == 0.25)
+      }
+      #expect(operationsUntil { weakCaptured == nil } <= 8 * ScopedRegistry.shardCount)
+    }
+    #expect(registry.activeChainCount == 0)
+  }
+
+  @Test("churn of any kind of source leaves no chain behind", arguments: SourceKind.allCases)
+  func churnLeavesNothingBehind(kind: SourceKind) {
+    let registry = ScopedRegistry()
+    let cycles = 100_000
+    var most = 0
+    registry.withScope {
+      let captured = Captured()
+      for _ in 0..<cycles {
+        let label = Plain()
+        _ = kind.bind(to: label, capturing: captured)
+        most = max(most, registry.activeChainCount)
+      }
+    }
+    #expect(most <= 1)
+    #expect(registry.activeChainCount == 0)
+  }
+
+  @Test("churn of sources that read a long-lived object stays within a constant")
+  func churnOverALongLivedObjectStaysBounded() {
+    let registry = ScopedRegistry()
+    let shared = Sum()
+    let observed = Settings()
+    let cycles = 50_000
+    var most = 0
+    // Unbound objects of the screens' types, made as each screen goes, so that no screen is
+    // allocated where a dead one was: binding at a reused address would also end the old chain.
+    var fillers: [AnyObject] = []
+    registry.withScope {
+      for cycle in 0..<cycles {
+        do {
+          let label = Plain()
+          if cycle.isMultiple(of: 2) {
+            let screen = Screen(shared: shared)
+            Bind.in(screen, \.total).out(label, \.int)
+          } else {
+            let screen = ObservedScreen(shared: observed)
+            Bind.in(screen, \.volume).out(label, \.double)
+          }
+        }
+        fillers.append(Screen(shared: shared))
+        fillers.append(ObservedScreen(shared: observed))
+        fillers.append(Plain())
+        most = max(most, registry.activeChainCount)
+      }
+    }
+    // Each binding sweeps more of its shard of the registry than it can leave behind: a few
+    // chains per shard at most.
+    #expect(most <= 2 * ScopedRegistry.shardCount)
+  }
+}
