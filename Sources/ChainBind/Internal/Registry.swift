@@ -198,11 +198,11 @@ final class Registry: Sendable {
     of id: ObjectIdentifier, pruningTouched: Bool, _ body: (inout Tables, inout Garbage) -> Result
   ) -> Result {
     let shard = Self.shard(of: id)
-    let (result, garbage) = shards[shard].withLock { tables -> (Result, Garbage) in
-      var garbage = Garbage()
+    var garbage = Garbage()
+    let result = shards[shard].withLock { tables -> Result in
       let result = body(&tables, &garbage)
       if garbage.hasElsewhere { endElsewhereIfFree(&garbage) }
-      return (result, garbage)
+      return result
     }
     finish(garbage, in: shard, pruningTouched: pruningTouched)
     return result
