@@ -117,6 +117,23 @@ import Testing
     Bind.unbind(other)
   }
 
+  @Test func anUnboundTracedChainKeepsNothingAlive() {
+    final class Counter { var events = 0 }
+    weak var weakCounter: Counter?
+    do {
+      let model = Model()
+      let display = Display()
+      let counter = Counter()
+      weakCounter = counter
+      let chain = Bind.inout(model, \.int).trace { _ in counter.events += 1 }
+        .out(display, \.number)
+      model.int = 3  // the traced delivery remembers its members' names
+      chain.unbind()  // without removeTrace()
+      #expect(counter.events > 0)
+    }
+    #expect(weakCounter == nil)
+  }
+
   @Test func removeTraceStopsEvents() {
     let model = Model()
     var count = 0

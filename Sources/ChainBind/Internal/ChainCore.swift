@@ -49,7 +49,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   override func takeUserState() -> Any? {
     // A traced chain's end: told after unlocking, when the registry releases what this returns.
-    let ended = isTraced ? TraceNote(self) { .chainEnded } : nil
+    let ended = isTraced ? TraceNote(self, endsTrace: true) { .chainEnded } : nil
     // The error handler stays: errors about the released chain (adding to it) still reach it.
     // Most chains have none of these: boxing three empty generic arrays costs thousands of
     // instructions per release.

@@ -100,9 +100,13 @@ extension Member {
 final class TraceNote {
   private let chain: AnyChain
   private let kind: () -> ChainEvent.Kind
+  // The chain's last event (it ended): the tracer and the names it remembered go with it, so
+  // that neither keeps the chain, whose members they hold, alive.
+  private let endsTrace: Bool
 
-  init(_ chain: AnyChain, _ kind: @escaping () -> ChainEvent.Kind) {
+  init(_ chain: AnyChain, endsTrace: Bool = false, _ kind: @escaping () -> ChainEvent.Kind) {
     self.chain = chain
+    self.endsTrace = endsTrace
     self.kind = kind
   }
 
@@ -118,6 +122,7 @@ final class TraceNote {
 
   deinit {
     chain.trace(kind())
+    if endsTrace { chain.setTracer(nil) }
   }
 }
 
