@@ -40,22 +40,22 @@ final class Batch: @unchecked Sendable {
   // The chain changed last, and its entry, held by `entries`: most changes of a batch are to
   // the chain changed just before, found without a lookup, a retain or a release.
   private var lastChain: ObjectIdentifier?
-  private var last: Unmanaged<Changed>?
+  private var last: Unretained<Changed>?
 
   // The batch open on this thread, if any. The thread of the first batch opened while none was
   // open is published with the batch's address: its thread finds it without the task-local
   // lookup (about a third of a batched change's cost). Only that thread reads the address, and
   // only it closes the batch, so the address is valid whenever the thread matches.
   // Unretained: the batch is open, and so held by `Bind.batch`, while this thread runs.
-  @usableFromInline static var openHere: Unmanaged<Batch>? {
+  @usableFromInline static var openHere: Unretained<Batch>? {
     let thread = currentThreadID()
     if soleThread.load(ordering: .acquiring) == thread,
       let pointer = UnsafeRawPointer(bitPattern: soleAddress.load(ordering: .relaxed))
     {
-      return Unmanaged<Batch>.fromOpaque(pointer)
+      return Unretained<Batch>(address: pointer)
     }
     guard let batch = current, batch.thread == thread else { return nil }
-    return Unmanaged.passUnretained(batch)
+    return Unretained(batch)
   }
 
   private static let soleThread = Atomic<UInt>(0)
@@ -64,7 +64,7 @@ final class Batch: @unchecked Sendable {
   // The outermost batch on this thread opens: published if no other batch is.
   func publish() -> Bool {
     guard Self.soleThread.load(ordering: .relaxed) == 0 else { return false }
-    let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+    let address = UInt(bitPattern: Unretained(self).address)
     guard
       Self.soleAddress.compareExchange(expected: 0, desired: address, ordering: .relaxed)
         .exchanged
@@ -85,18 +85,18 @@ final class Batch: @unchecked Sendable {
   func changed(_ chain: AnyChain, from origin: Member, deliver: () -> (Member) -> Void) {
     let id = ObjectIdentifier(chain)
     if lastChain == id, let last {
-      last._withUnsafeGuaranteedRef { if $0.origin !== origin { $0.origin = origin } }
+      last.with { if $0.origin !== origin { $0.origin = origin } }
       return
     }
     lastChain = id
     if let index = indices[id], case .chain(let changed) = entries[index] {
       changed.origin = origin
-      last = Unmanaged.passUnretained(changed)
+      last = Unretained(changed)
     } else {
       let changed = Changed(chain, origin, deliver())
       indices[id] = entries.count
       entries.append(.chain(changed))
-      last = Unmanaged.passUnretained(changed)
+      last = Unretained(changed)
     }
   }
 
@@ -152,7 +152,7 @@ extension ChainCore {
     current = value
     lock.unlock()
     withExtendedLifetime(replaced) {}
-    batch._withUnsafeGuaranteedRef {
+    batch.with {
       $0.changed(self, from: origin) { { [self] origin in deliverBatched(from: origin) } }
     }
     return true
@@ -163,7 +163,7 @@ extension ChainCore {
   @usableFromInline
   @inline(never)
   final func deliverFilteredInBatch(
-    from origin: Member, _ value: Value, to batch: Unmanaged<Batch>
+    from origin: Member, _ value: Value, to batch: Unretained<Batch>
   ) -> Bool {
     deliverer = currentThreadID()
     var dead: [Member] = []
@@ -176,7 +176,7 @@ extension ChainCore {
       current = value
       lock.unlock()
       withExtendedLifetime(replaced) {}
-      batch._withUnsafeGuaranteedRef {
+      batch.with {
         $0.changed(self, from: origin) { { [self] origin in deliverBatched(from: origin) } }
       }
     }

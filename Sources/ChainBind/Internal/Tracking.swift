@@ -144,7 +144,7 @@ final class TrackedSource: @unchecked Sendable {
     guard let member, member.isAttached else { return }
     // In a batch on this thread: re-read once, when it ends (Batch.swift).
     if openBatches.load(ordering: .relaxed) > 0, let batch = Batch.openHere {
-      return batch._withUnsafeGuaranteedRef { $0.reread(self) }
+      return batch.with { $0.reread(self) }
     }
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
     // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
