@@ -148,6 +148,15 @@ extension ChainCore {
     }
     // No user code to run: the value is made current in one hold of the lock, and no thread
     // delivers meanwhile.
+    makeCurrent(value, from: origin, in: batch)
+    return true
+  }
+
+  // Chain lock held; unlocks. Makes an accepted change the chain's value, and tells the batch,
+  // which delivers the chain when it ends. The value replaced is released after unlocking.
+  @inlinable
+  @inline(__always)
+  final func makeCurrent(_ value: Value, from origin: Member, in batch: Unretained<Batch>) {
     let replaced = current
     current = value
     lock.unlock()
@@ -155,7 +164,6 @@ extension ChainCore {
     batch.with {
       $0.changed(self, from: origin) { { [self] origin in deliverBatched(from: origin) } }
     }
-    return true
   }
 
   // Chain lock held; unlocks. A batched change to a chain with filters or a tracer: they run
@@ -172,13 +180,7 @@ extension ChainCore {
     lock.unlock()
     if accepts(value, from: origin, previous: previous, filters, dead: &dead) {
       lock.lock()
-      let replaced = current
-      current = value
-      lock.unlock()
-      withExtendedLifetime(replaced) {}
-      batch.with {
-        $0.changed(self, from: origin) { { [self] origin in deliverBatched(from: origin) } }
-      }
+      makeCurrent(value, from: origin, in: batch)
     }
     finishDelivery(dead: &dead)
     return true
