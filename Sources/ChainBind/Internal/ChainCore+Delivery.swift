@@ -140,11 +140,7 @@ extension ChainCore {
 
   // Chain lock held; unlocks. Drops what is queued and reports the member that kept changing.
   private func reportFeedbackLoop(of origin: Member) {
-    let dropped = queue
-    queue = nil
-    queuedCount = 0
-    lock.unlock()
-    releasePending(dropped)
+    dropQueue()
     report(origin.error(.feedbackLoop))
   }
 
