@@ -47,15 +47,15 @@ extension Chain {
   /// (the delivery reads the members without retaining them).
   @_spi(Testing)
   public var membersKeptForDelivery: Int {
-    core.lock.run { core.extrasStorage?.retired.count ?? 0 }
+    core.withLock { held in held.extras?.retired.count ?? 0 }
   }
 
   /// Whether the chain's lock is held right now (by another thread, or by the caller's stack).
   @_spi(Testing)
   public var isLocked: Bool {
-    let isFree = core.lock.tryLock()
-    if isFree { core.lock.unlock() }
-    return !isFree
+    guard let held = core.tryAcquire() else { return true }
+    core.release(held)
+    return false
   }
 
   /// How many list changes the chain computed for its list sinks, which share them; nil before

@@ -25,7 +25,9 @@ extension Chain: CustomStringConvertible {
   /// ```
   public var sinkCount: Int {
     core.pruneDeadMembers()
-    return core.lock.run { Int(core.sinkCount + core.ownedSinkCount) }
+    return core.withLock { held in
+      Int(held.sinkCount + held.ownedSinkCount)
+    }
   }
 
   /// Sets the closure called with each value a filter rejects, after the member that made the
@@ -128,8 +130,8 @@ extension Chain: CustomStringConvertible {
 extension ChainCore {
   // The chain on one line (`Chain.description`): copied under the lock, described after it.
   func describe() -> String {
-    let (value, members, filters, sinks) = lock.run {
-      (current, self.members, filterCount, self.sinks ?? [])
+    let (value, members, filters, sinks) = withLock { held in
+      (current(held), held.members, held.filterCount, self.sinks(held) ?? [])
     }
     var parts: [String] = []
     var owned: [(order: Int32, name: String)] = []

@@ -1,57 +1,68 @@
 import Synchronization
 
+// What a chain's lock guards (`AnyChain.state`), reached only with the proof that it is held.
+// Not checked for exclusive access at run time: the lock already makes every access exclusive.
+@usableFromInline
+struct ChainState {
+  // Written and read in the order members were added (Docs/Semantics.md, "Order").
+  @usableFromInline var members = MemberList()
+  // What most chains never have (an error handler, filters, keyed sinks, a queue), made on first
+  // use: a chain with two members and none of it stays small (Docs/Performance.md, "Memory").
+  @usableFromInline var extras: AnyChainExtras?
+  // How many of `members` are owned sinks: a change of a chain with none skips looking for them.
+  @usableFromInline var ownedSinkCount: Int32 = 0
+  // Mirror the sizes of the filters, the keyed sinks and the queue in the extras (`ChainCore`):
+  // reading these plain integers on every change costs nothing, where asking the generic arrays
+  // makes unspecialized code fetch their types.
+  @usableFromInline var filterCount: Int32 = 0
+  @usableFromInline var sinkCount: Int32 = 0
+  @usableFromInline var queuedCount: Int32 = 0
+  // The thread delivering the chain's changes (`currentThreadID()`), 0 when none does. One
+  // thread at a time delivers; what others bring meanwhile is queued for it
+  // (Docs/Semantics.md, "Threading").
+  @usableFromInline var deliverer: UInt = 0
+  // Members left the chain during the delivery, and wait in the extras for it to end. The
+  // delivering thread reads the members without retaining them: a member that leaves meanwhile
+  // stays alive until then.
+  @usableFromInline var hasRetired = false
+  // The delivering thread runs work (ChainCore.serialize).
+  @usableFromInline var isRunningWork = false
+  // The work running may deliver its one change nested (a re-read).
+  @usableFromInline var nestsTurn = false
+  @usableFromInline var isRunningOwnWork = false
+  // The chain is counted among its registry's active chains.
+  @usableFromInline var isCounted = false
+
+  @usableFromInline init() {}
+
+  // Whether a thread delivers the chain's changes.
+  @inlinable var isDelivering: Bool { deliverer != 0 }
+}
+
 // The part of a chain the registry works on, whatever the chain's value type.
 //
-// @unchecked Sendable: `members` and `extrasStorage` are guarded by `lock`; `active` is atomic.
-// The registry takes a chain's lock only while holding its own lock (order: registry, then
-// chain), and no user code ever runs under either.
+// @unchecked Sendable: `_state` is reachable only with its lock held (`Held`); the rest is
+// atomic or fixed at creation. The registry takes a chain's lock only while holding its own
+// (order: registry, then chain), and no user code ever runs under either.
 @usableFromInline
 class AnyChain: @unchecked Sendable {
   @usableFromInline let registry: Registry
   let id: UInt64
   // Names the chain in its code: the access of the member it started from.
   let head: MemberAccess
-  // Guarded by `lock`. Written and read in the order members were added (Docs/Semantics.md,
-  // "Order"). Like every lock-guarded property here, not also checked for exclusive access at
-  // run time.
-  @usableFromInline @exclusivity(unchecked) var members = MemberList()
-  // What most chains never have (an error handler, filters, keyed sinks, a queue), made on first
-  // use: a chain with two members and none of it stays small (Docs/Performance.md, "Memory").
-  @usableFromInline @exclusivity(unchecked) var extrasStorage: AnyChainExtras?
   // The actor the chain delivers on, once something was added to it from one (Isolation.swift):
   // a retained `ChainIsolation`, set once under `lock` and read unlocked by changes. Not an
   // `AtomicLazyReference`: its load is not inlined, and costs about 150 instructions.
   @usableFromInline let isolationAddress = Atomic<UInt>(0)
-  // How many of `members` are owned sinks (guarded by `lock`): a change of a chain with none
-  // skips looking for them.
-  @usableFromInline @exclusivity(unchecked) var ownedSinkCount: Int32 = 0
-  // Guarded by `lock`. Mirror the sizes of the filters, the keyed sinks and the queue in the
-  // extras (`ChainCore`): reading these plain integers on every change costs nothing, where
-  // asking the generic arrays makes unspecialized code fetch their types. Here, before the
-  // bytes below: no padding between them and the chain's value.
-  @usableFromInline @exclusivity(unchecked) final var filterCount: Int32 = 0
-  @usableFromInline @exclusivity(unchecked) final var sinkCount: Int32 = 0
-  @usableFromInline @exclusivity(unchecked) final var queuedCount: Int32 = 0
-  // Guarded by `lock`: the thread delivering the chain's changes (`currentThreadID()`), 0 when
-  // none does. One thread at a time delivers; what others bring meanwhile is queued for it
-  // (Docs/Semantics.md, "Threading").
-  @usableFromInline @exclusivity(unchecked) final var deliverer: UInt = 0
-  // After the word-sized properties (off Apple platforms the lock is one byte): less padding.
+  // Touched only by `Held`: what the lock guards is reachable only with the lock held
+  // (.ci/check-locks checks that nothing else names it). Not checked for exclusive access at run
+  // time: the lock already makes every access exclusive.
+  @usableFromInline @exclusivity(unchecked) final var _state = ChainState()
+  // After the state, in its padding (off Apple platforms the lock is one byte).
   @usableFromInline let lock = ChainLock()
   @usableFromInline let active = Atomic<Bool>(true)
   // A tracer is set (Tracing.swift): deliveries take the traced path. Set under `lock`.
   @usableFromInline let traced = Atomic<Bool>(false)
-  // Guarded by `lock`: members left the chain during the delivery, and wait in the extras for
-  // it to end. The delivering thread reads the members without retaining them: a member that
-  // leaves meanwhile stays alive until then.
-  @usableFromInline @exclusivity(unchecked) var hasRetired = false
-  // Guarded by `lock`: the delivering thread runs work (ChainCore.serialize).
-  @usableFromInline @exclusivity(unchecked) final var isRunningWork = false
-  // Guarded by `lock`: the work running may deliver its one change nested (a re-read).
-  @exclusivity(unchecked) final var nestsTurn = false
-  @exclusivity(unchecked) final var isRunningOwnWork = false
-  // Guarded by `lock`: the chain is counted among its registry's active chains.
-  @exclusivity(unchecked) var isCounted = false
 
   init(registry: Registry, id: UInt64, head: MemberAccess) {
     self.id = id
@@ -72,15 +83,105 @@ class AnyChain: @unchecked Sendable {
     }
   }
 
-  // Chain lock held. The extras, made on first use by the chain's own type (`ChainCore`).
-  @usableFromInline final var extrasInUse: AnyChainExtras {
-    if let extrasStorage { return extrasStorage }
+  // The extras, made on first use by the chain's own type (`ChainCore`).
+  @usableFromInline
+  final func extrasInUse(_ held: borrowing Held) -> AnyChainExtras {
+    if let extras = held.extras { return extras }
     let extras = makeExtras()
-    extrasStorage = extras
+    held.extras = extras
     return extras
   }
 
   @usableFromInline func makeExtras() -> AnyChainExtras { AnyChainExtras() }
+
+  // The proof that this thread holds the chain's lock, and the only way to the state it guards:
+  // `acquire()` makes one, `release(_:)` consumes it. A function that needs the lock borrows a
+  // `Held`; one that unlocks consumes it, so that "lock held" and "unlocks" are in signatures.
+  @usableFromInline
+  struct Held: ~Copyable {
+    // The chain that made it, which its caller holds while this lives.
+    @usableFromInline let chain: Unretained<AnyChain>
+
+    @inlinable
+    init(_ chain: AnyChain) { self.chain = Unretained(chain) }
+
+    // One accessor per field, not one `_read` of the whole state: a coroutine that is not
+    // inlined copies the state into a frame it allocates.
+    @inlinable var members: MemberList {
+      get { chain.with { $0._state.members } }
+      nonmutating _modify { yield &chain.object._state.members }
+    }
+    @inlinable var extras: AnyChainExtras? {
+      get { chain.with { $0._state.extras } }
+      nonmutating set { chain.with { $0._state.extras = newValue } }
+    }
+    @inlinable var ownedSinkCount: Int32 {
+      get { chain.with { $0._state.ownedSinkCount } }
+      nonmutating set { chain.with { $0._state.ownedSinkCount = newValue } }
+    }
+    @inlinable var filterCount: Int32 {
+      get { chain.with { $0._state.filterCount } }
+      nonmutating set { chain.with { $0._state.filterCount = newValue } }
+    }
+    @inlinable var sinkCount: Int32 {
+      get { chain.with { $0._state.sinkCount } }
+      nonmutating set { chain.with { $0._state.sinkCount = newValue } }
+    }
+    @inlinable var queuedCount: Int32 {
+      get { chain.with { $0._state.queuedCount } }
+      nonmutating set { chain.with { $0._state.queuedCount = newValue } }
+    }
+    @inlinable var deliverer: UInt {
+      get { chain.with { $0._state.deliverer } }
+      nonmutating set { chain.with { $0._state.deliverer = newValue } }
+    }
+    @inlinable var hasRetired: Bool {
+      get { chain.with { $0._state.hasRetired } }
+      nonmutating set { chain.with { $0._state.hasRetired = newValue } }
+    }
+    @inlinable var isRunningWork: Bool {
+      get { chain.with { $0._state.isRunningWork } }
+      nonmutating set { chain.with { $0._state.isRunningWork = newValue } }
+    }
+    @inlinable var nestsTurn: Bool {
+      get { chain.with { $0._state.nestsTurn } }
+      nonmutating set { chain.with { $0._state.nestsTurn = newValue } }
+    }
+    @inlinable var isRunningOwnWork: Bool {
+      get { chain.with { $0._state.isRunningOwnWork } }
+      nonmutating set { chain.with { $0._state.isRunningOwnWork = newValue } }
+    }
+    @inlinable var isCounted: Bool {
+      get { chain.with { $0._state.isCounted } }
+      nonmutating set { chain.with { $0._state.isCounted = newValue } }
+    }
+    @inlinable var isDelivering: Bool { chain.with { $0._state.deliverer != 0 } }
+  }
+
+  @inlinable
+  final func acquire() -> Held {
+    lock.lock()
+    return Held(self)
+  }
+
+  @inlinable
+  final func release(_ held: consuming Held) {
+    _ = consume held
+    lock.unlock()
+  }
+
+  // A proof when no other thread holds the lock; nil, without waiting, when one does.
+  final func tryAcquire() -> Held? {
+    lock.tryLock() ? Held(self) : nil
+  }
+
+  // Runs `body` with the lock held, for configuration (binding, unbinding, sinks, filters).
+  final func withLock<Result>(_ body: (borrowing Held) -> Result) -> Result {
+    let held = acquire()
+    let result = body(held)
+    release(held)
+    return result
+  }
 
   @inlinable final var isActive: Bool { active.load(ordering: .acquiring) }
 
@@ -96,9 +197,11 @@ class AnyChain: @unchecked Sendable {
     }
   }
 
-  // Chain lock held. The isolation, when this thread must not deliver: the chain was isolated
-  // to an actor after the change got past the setter's check, and this thread is not on it.
-  @usableFromInline final var isolationElsewhere: ChainIsolation? {
+  // The isolation, when this thread must not deliver: the chain was isolated to an actor after
+  // the change got past the setter's check, and this thread is not on it. The lock is held, so
+  // that the isolation cannot be set between this check and what the caller does next.
+  @usableFromInline
+  final func isolationElsewhere(_ held: borrowing Held) -> ChainIsolation? {
     let address = isolationAddress.load(ordering: .acquiring)
     guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
     let isolation = Unretained<ChainIsolation>(address: pointer)
@@ -122,7 +225,7 @@ class AnyChain: @unchecked Sendable {
     guard let caller else { return true }
     let isolation =
       self.isolation
-      ?? lock.run { () -> ChainIsolation in
+      ?? withLock { _ -> ChainIsolation in
         if let isolation = self.isolation { return isolation }
         // Released by the chain's deinit.
         let isolation = ChainIsolation(caller)
@@ -153,9 +256,6 @@ class AnyChain: @unchecked Sendable {
     return false
   }
 
-  // Chain lock held.
-  @inlinable final var isDelivering: Bool { deliverer != 0 }
-
   // Runs work as part of the chain's one-at-a-time delivery (ChainCore): `now` when it runs on
   // this thread (told whether this thread was already delivering), `later()`, made under the
   // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work makes is delivered at once,
@@ -169,16 +269,16 @@ class AnyChain: @unchecked Sendable {
     serialize(toActor: toActor, nests: false, now: { _ in work() }, later: { work })
   }
 
-  // Chain lock held; `deliverer` is set. Whether the change this thread makes now is delivered
-  // at once, nested in the work it runs: the work's first change, when nothing of the work went
-  // into the queue yet and no filter can hand the delivery to an actor. Then, until
-  // `endNestedTurn`, changes go into the queue as from a turn.
+  // A thread delivers. Whether the change this thread makes now is delivered at once, nested in
+  // the work it runs: the work's first change, when nothing of the work went into the queue yet
+  // and no filter can hand the delivery to an actor. Then, until the work ends, changes go into
+  // the queue as from a turn.
   @usableFromInline
-  final func takesNestedTurn() -> Bool {
-    guard nestsTurn, deliverer == currentThreadID(), extrasStorage?.insertion == nil,
-      filterCount == 0, !isIsolated
+  final func takesNestedTurn(_ held: borrowing Held) -> Bool {
+    guard held.nestsTurn, held.deliverer == currentThreadID(),
+      held.extras?.insertion == nil, held.filterCount == 0, !isIsolated
     else { return false }
-    isRunningWork = false
+    held.isRunningWork = false
     return true
   }
 
@@ -195,20 +295,20 @@ class AnyChain: @unchecked Sendable {
 
   // Registry lock held.
   func insert(_ member: Member, replacing old: Member?) -> InsertOutcome {
-    lock.run {
+    withLock { held in
       guard isActive else { return .inactive }
       if member.isSink {
-        ownedSinkCount += 1
-        member.sinkOrder = extrasInUse.numberSink()
+        held.ownedSinkCount += 1
+        member.sinkOrder = extrasInUse(held).numberSink()
       }
-      guard let old, let index = members.firstIndex(where: { $0 === old }) else {
-        members.append(member)
+      guard let old, let index = held.members.firstIndex(where: { $0 === old }) else {
+        held.members.append(member)
         return .inserted
       }
-      if old.isSink { ownedSinkCount -= 1 }
-      retireIfDelivering(old)
-      members[index] = member
-      if old.role.sends && !members.contains(where: { $0.role.sends }) {
+      if old.isSink { held.ownedSinkCount -= 1 }
+      retireIfDelivering(old, held)
+      held.members[index] = member
+      if old.role.sends && !held.members.contains(where: { $0.role.sends }) {
         return .lastSenderReplaced
       }
       return .inserted
@@ -219,58 +319,58 @@ class AnyChain: @unchecked Sendable {
   // left (Docs/Semantics.md, "Lifetime"), or no member at all is left. A chain that never had a
   // sender (its head is not observable) stays while it has members: a sender may still join it.
   func remove(_ member: Member) -> Bool {
-    lock.run {
-      if let index = members.firstIndex(where: { $0 === member }) {
-        retireIfDelivering(member)
-        members.remove(at: index)
-        if member.isSink { ownedSinkCount -= 1 }
+    withLock { held in
+      if let index = held.members.firstIndex(where: { $0 === member }) {
+        retireIfDelivering(member, held)
+        held.members.remove(at: index)
+        if member.isSink { held.ownedSinkCount -= 1 }
       }
-      if members.isEmpty { return true }
-      return member.role.sends && !members.contains { $0.role.sends }
+      if held.members.isEmpty { return true }
+      return member.role.sends && !held.members.contains { $0.role.sends }
     }
   }
 
   // Registry lock held. Empties the chain; the caller releases what it returns after unlocking.
   func takeEverything() -> (members: MemberList, userState: Any?) {
-    lock.run {
-      let taken = members
-      if isDelivering {
-        for member in taken { retireIfDelivering(member) }
+    withLock { held in
+      let taken = held.members
+      if held.isDelivering {
+        for member in taken { retireIfDelivering(member, held) }
       }
-      members = MemberList()
-      ownedSinkCount = 0
-      return (taken, takeUserState())
+      held.members = MemberList()
+      held.ownedSinkCount = 0
+      return (taken, takeUserState(held))
     }
   }
 
-  // Chain lock held. Filters, sinks and queued changes (the error handler stays).
-  func takeUserState() -> Any? { nil }
+  // Filters, sinks and queued changes (the error handler stays).
+  func takeUserState(_ held: borrowing Held) -> Any? { nil }
 
-  // Chain lock held. Keeps `member`, which is leaving the chain, alive until the delivery in
-  // progress, if any, ends: it may be using the member unretained.
-  private func retireIfDelivering(_ member: Member) {
-    guard isDelivering else { return }
-    extrasInUse.retired.append(member)
-    hasRetired = true
+  // Keeps `member`, which is leaving the chain, alive until the delivery in progress, if any,
+  // ends: it may be using the member unretained.
+  private func retireIfDelivering(_ member: Member, _ held: borrowing Held) {
+    guard held.isDelivering else { return }
+    extrasInUse(held).retired.append(member)
+    held.hasRetired = true
   }
 
-  // Chain lock held. The members that left during the delivery that is ending: the caller
-  // releases them after unlocking.
+  // The members that left during the delivery that is ending: the caller releases them after
+  // unlocking.
   @usableFromInline
-  final func takeRetired() -> ContiguousArray<Member> {
-    guard hasRetired, let extras = extrasStorage else { return [] }
-    hasRetired = false
+  final func takeRetired(_ held: borrowing Held) -> ContiguousArray<Member> {
+    guard held.hasRetired, let extras = held.extras else { return [] }
+    held.hasRetired = false
     defer { extras.retired = [] }
     return extras.retired
   }
 
   func snapshotMembers() -> MemberList {
-    lock.run { members }
+    withLock { held in held.members }
   }
 
   func setErrorHandler(_ handler: @escaping (BindingError) -> Void) {
-    let replaced = lock.run { () -> ((BindingError) -> Void)? in
-      let extras = extrasInUse
+    let replaced = withLock { held -> ((BindingError) -> Void)? in
+      let extras = extrasInUse(held)
       defer { extras.errorHandler = handler }
       return extras.errorHandler
     }
@@ -281,12 +381,14 @@ class AnyChain: @unchecked Sendable {
   // Reports to the handler in place now (taken under the lock, called after it); on the chain's
   // actor, later, when the chain is isolated to one and this runs elsewhere.
   func report(_ error: BindingError) {
-    // Never counted: released before its head joined, so nobody unbound it. `isCounted` no longer
-    // changes once the chain is inactive, which the caller saw (an acquiring load).
+    let (isCounted, handler) = withLock { held in
+      (held.isCounted, held.extras?.errorHandler)
+    }
+    // Never counted: released before its head joined, so nobody unbound it.
     let error =
       error.cause == .chainInactive && !isCounted
       ? BindingError(chain: error.chain, member: error.member, cause: .headNotBound) : error
-    guard let handler = lock.run({ extrasStorage?.errorHandler }) else {
+    guard let handler else {
       Bind.fallbackErrorHandler(error)
       return
     }
@@ -307,13 +409,10 @@ class AnyChain: @unchecked Sendable {
   func pruneDeadMembers() {
     // Members with a token are removed by it when their object dies: a chain with no other
     // member is not searched (no weak loads, no copy of the member list).
-    lock.lock()
-    var members: MemberList?
-    for index in self.members.indices where self.members[index].token == nil {
-      members = self.members
-      break
+    let members = withLock { held -> MemberList? in
+      let members = held.members
+      return members.contains { $0.token == nil } ? members : nil
     }
-    lock.unlock()
     guard let members else { return }
     var gone: [Member] = []
     for member in members where member.token == nil && member.object == nil { gone.append(member) }
@@ -322,8 +421,6 @@ class AnyChain: @unchecked Sendable {
 
   // Whether the chain has no member, dead ones included.
   var hasNoMembers: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return members.isEmpty
+    withLock { held in held.members.isEmpty }
   }
 }

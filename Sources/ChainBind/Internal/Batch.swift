@@ -137,50 +137,54 @@ extension ChainCore {
   @inline(never)
   final func deliverInBatch(from origin: Member, _ value: Value) -> Bool {
     guard let batch = Batch.openHere else { return false }
-    lock.lock()
-    guard isActive, !isDelivering, !isIsolated || isolationElsewhere == nil else {
-      lock.unlock()
+    let held = acquire()
+    guard isActive, !held.isDelivering, !isIsolated || isolationElsewhere(held) == nil
+    else {
+      release(held)
       return false
     }
     origin.isAdmittedHere = false
-    if _slowPath(filterCount > 0 || isTraced) {
-      return deliverFilteredInBatch(from: origin, value, to: batch)
+    if _slowPath(held.filterCount > 0 || isTraced) {
+      return deliverFilteredInBatch(from: origin, value, to: batch, held)
     }
     // No user code to run: the value is made current in one hold of the lock, and no thread
     // delivers meanwhile.
-    makeCurrent(value, from: origin, in: batch)
+    makeCurrent(value, from: origin, in: batch, held)
     return true
   }
 
-  // Chain lock held; unlocks. Makes an accepted change the chain's value, and tells the batch,
-  // which delivers the chain when it ends. The value replaced is released after unlocking.
+  // Makes an accepted change the chain's value, and tells the batch, which delivers the chain
+  // when it ends. The value replaced is released after unlocking.
   @inlinable
   @inline(__always)
-  final func makeCurrent(_ value: Value, from origin: Member, in batch: Unretained<Batch>) {
-    let replaced = current
-    current = value
-    lock.unlock()
+  final func makeCurrent(
+    _ value: Value, from origin: Member, in batch: Unretained<Batch>,
+    _ held: consuming Held
+  ) {
+    let replaced = current(held)
+    setCurrent(value, held)
+    release(held)
     withExtendedLifetime(replaced) {}
     batch.with {
       $0.changed(self, from: origin) { { [self] origin in deliverBatched(from: origin) } }
     }
   }
 
-  // Chain lock held; unlocks. A batched change to a chain with filters or a tracer: they run
-  // now, in the chain's one-at-a-time delivery.
+  // A batched change to a chain with filters or a tracer: they run now, in the chain's
+  // one-at-a-time delivery.
   @usableFromInline
   @inline(never)
   final func deliverFilteredInBatch(
-    from origin: Member, _ value: Value, to batch: Unretained<Batch>
+    from origin: Member, _ value: Value, to batch: Unretained<Batch>,
+    _ held: consuming Held
   ) -> Bool {
-    deliverer = currentThreadID()
+    held.deliverer = currentThreadID()
     var dead: [Member] = []
-    let previous = current
-    let filters = self.filters ?? []
-    lock.unlock()
+    let previous = current(held)
+    let filters = self.filters(held) ?? []
+    release(held)
     if accepts(value, from: origin, previous: previous, filters, dead: &dead) {
-      lock.lock()
-      makeCurrent(value, from: origin, in: batch)
+      makeCurrent(value, from: origin, in: batch, acquire())
     }
     finishDelivery(dead: &dead)
     return true
@@ -214,14 +218,14 @@ extension ChainCore {
   @usableFromInline
   final func deliverBatched(from origin: Member) {
     serialize(toActor: true) { [self] in
-      lock.lock()
-      guard isActive else { return lock.unlock() }
+      let held = acquire()
+      guard isActive else { return release(held) }
       var dead: [Member] = []
-      let value = current
+      let value = current(held)
       if isTraced {
-        deliverTraced(value, from: origin, dead: &dead)
+        deliverTraced(value, from: origin, dead: &dead, held)
       } else {
-        deliverAccepted(value, from: origin, dead: &dead)
+        deliverAccepted(value, from: origin, dead: &dead, held)
       }
       if !dead.isEmpty { registry.prune(dead) }
     }

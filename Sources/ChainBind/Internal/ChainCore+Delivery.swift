@@ -17,149 +17,160 @@ extension ChainCore {
     if _slowPath(openBatches.load(ordering: .relaxed) > 0) && deliverInBatch(from: origin, value) {
       return
     }
-    lock.lock()
-    guard isActive else {
-      lock.unlock()
-      return
-    }
-    if isDelivering {
-      if _slowPath(isRunningWork) && takesNestedTurn() { return deliverNested(from: origin, value) }
-      enqueue(origin: origin, value: value)
-      lock.unlock()
+    let held = acquire()
+    guard isActive else { return release(held) }
+    if held.isDelivering {
+      if _slowPath(held.isRunningWork) && takesNestedTurn(held) {
+        return deliverNested(from: origin, value, held)
+      }
+      enqueue(origin: origin, value: value, held)
+      release(held)
       if _slowPath(isTraced) { traceQueued(from: origin, value) }
       return
     }
-    if _slowPath(isIsolated) && !mayDeliverHere(from: origin, value) { return }
-    deliverer = currentThreadID()
+    if _slowPath(isIsolated), let isolation = isolationOfChange(from: origin, held) {
+      release(held)
+      return send(from: origin, value, to: isolation)
+    }
+    held.deliverer = currentThreadID()
     var dead: [Member] = []
-    if runTurn(from: origin, value, dead: &dead) {
+    if runTurn(from: origin, value, dead: &dead, held) {
       if !dead.isEmpty { registry.prune(dead) }
       return
     }
     finishDelivery(dead: &dead)
   }
 
-  // Chain lock held; unlocks. The turn of a change that work this thread runs made: delivered
-  // now, as the queue would deliver it next (`takesNestedTurn`), without queueing it.
+  // The turn of a change that work this thread runs made: delivered now, as the queue would
+  // deliver it next (`takesNestedTurn`), without queueing it.
   @inlinable
   @inline(never)
-  final func deliverNested(from origin: Member, _ value: Value) {
+  final func deliverNested(from origin: Member, _ value: Value, _ held: consuming Held) {
     var dead: [Member] = []
-    _ = runTurn(from: origin, value, dead: &dead)
+    _ = runTurn(from: origin, value, dead: &dead, held)
     if !dead.isEmpty { registry.prune(dead) }
   }
 
-  // Chain lock held. Whether this thread may deliver the change: it may when the change was
-  // made on the chain's actor. Otherwise the chain was isolated after the change got past its
-  // setter's check: the change goes to the actor, and this unlocks.
+  // The actor a change must go to: nil when this thread may deliver it, which it may when the
+  // change was made on the chain's actor. Otherwise the chain was isolated after the change got
+  // past its setter's check.
   @usableFromInline
   @inline(never)
-  final func mayDeliverHere(from origin: Member, _ value: Value) -> Bool {
+  final func isolationOfChange(
+    from origin: Member, _ held: borrowing Held
+  ) -> ChainIsolation? {
     if origin.isAdmittedHere {
       origin.isAdmittedHere = false
-      return true
+      return nil
     }
-    guard let isolation = isolationElsewhere else { return true }
-    lock.unlock()
-    isolation.enqueue(from: origin, in: self) { self.deliver(from: origin, value) }
-    return false
+    return isolationElsewhere(held)
   }
 
-  // Delivers what was queued meanwhile, then ends the delivery. Called without the lock.
+  @usableFromInline
+  @inline(never)
+  final func send(from origin: Member, _ value: Value, to isolation: ChainIsolation) {
+    isolation.enqueue(from: origin, in: self) { self.deliver(from: origin, value) }
+  }
+
+  // Delivers what was queued meanwhile, then ends the delivery.
   @inlinable
   @inline(__always)
   final func finishDelivery(dead: inout [Member]) {
-    lock.lock()
-    if _slowPath(queuedCount > 0 || hasRetired) {
-      finishDeliveringQueue(dead: &dead)
+    let held = acquire()
+    if _slowPath(held.queuedCount > 0 || held.hasRetired) {
+      finishDeliveringQueue(dead: &dead, held)
       return
     }
-    deliverer = 0
-    lock.unlock()
+    held.deliverer = 0
+    release(held)
     if _slowPath(!dead.isEmpty) { registry.prune(dead) }
   }
 
-  // Chain lock held, something queued: delivers it, then ends the delivery; unlocks.
+  // Something queued, or members retired: delivers what is queued, then ends the delivery.
   @usableFromInline
   @inline(never)
-  final func finishDeliveringQueue(dead: inout [Member]) {
-    if isActive && queuedCount > 0 && deliverQueue(dead: &dead) {
-      if !dead.isEmpty { registry.prune(dead) }
-      return
+  final func finishDeliveringQueue(dead: inout [Member], _ held: consuming Held) {
+    if isActive && held.queuedCount > 0 {
+      guard let kept = deliverQueue(dead: &dead, held) else {
+        if !dead.isEmpty { registry.prune(dead) }
+        return
+      }
+      held = kept
     }
-    // Lock held.
-    deliverer = 0
-    let retired = takeRetired()
-    if queuedCount > 0 {
+    held.deliverer = 0
+    let retired = takeRetired(held)
+    if held.queuedCount > 0 {
       // The chain was released with changes still queued: drop them after unlocking.
-      dropQueue()
+      dropQueue(held)
     } else {
-      lock.unlock()
+      release(held)
     }
     withExtendedLifetime(retired) {}
     if !dead.isEmpty { registry.prune(dead) }
   }
 
-  // Chain lock held, the queue not empty; returns with the lock held, or returns true, unlocked,
-  // when it handed the delivery over to the chain's actor.
+  // The queue not empty: delivers it. Gives the lock back, still held, or nil when it handed
+  // the delivery over to the chain's actor (then unlocked).
   @inline(never)
-  private func deliverQueue(dead: inout [Member]) -> Bool {
+  private func deliverQueue(
+    dead: inout [Member], _ held: consuming Held
+  ) -> Held? {
     // The changes this delivery made itself (its sinks, setters, conversions) and drained: a
     // runaway feedback loop is reported, not run forever (Docs/Semantics.md, "Re-entrancy").
     var feedback = 0
     repeat {
-      if isIsolated, let isolation = isolationElsewhere {
-        handOff(to: isolation)
-        return true
+      if isIsolated, let isolation = isolationElsewhere(held) {
+        handOff(to: isolation, held)
+        return nil
       }
       do {
-        switch dequeue() {
+        switch dequeue(held) {
         case .change(let pending):
           if pending.isFeedback {
             feedback += 1
             if feedback > Self.feedbackLimit {
-              reportFeedbackLoop(of: pending.origin)
-              lock.lock()
+              reportFeedbackLoop(of: pending.origin, held)
+              held = acquire()
               continue
             }
           }
-          if runTurn(from: pending.origin, pending.value, dead: &dead) { return true }
+          if runTurn(from: pending.origin, pending.value, dead: &dead, held) { return nil }
         case .work(let body):
-          runQueuedWork(body)
+          runQueuedWork(body, held)
         }
         // What was dequeued is released at the end of this scope: after the turn unlocked,
         // before the lock is taken again (releasing it may run a deinit that uses this chain).
       }
-      lock.lock()
-    } while isActive && queuedCount > 0
-    return false
+      held = acquire()
+    } while isActive && held.queuedCount > 0
+    return held
   }
 
   // How many changes one delivery drains that it made itself, before it reports a feedback loop.
   static var feedbackLimit: Int { 10_000 }
 
-  // Chain lock held; unlocks. Drops what is queued and reports the member that kept changing.
-  private func reportFeedbackLoop(of origin: Member) {
-    dropQueue()
+  // Drops what is queued and reports the member that kept changing.
+  private func reportFeedbackLoop(of origin: Member, _ held: consuming Held) {
+    dropQueue(held)
     report(origin.error(.feedbackLoop))
   }
 
-  // Chain lock held; unlocks. Runs work for the delivery (a re-read, a new member's or sink's
-  // first value): what it changes is delivered right after it, before what other threads queued
+  // Runs work for the delivery (a re-read, a new member's or sink's first value), without the
+  // lock: what it changes is delivered right after it, before what other threads queued
   // meanwhile, as if it had all happened when the work was queued.
   // `isOwn`: this thread's own work, not queued by another thread; what it changes counts
   // against the feedback limit.
-  func runQueuedWork(_ body: () -> Void, isOwn: Bool = false) {
-    isRunningWork = true
-    isRunningOwnWork = isOwn
-    lock.unlock()
+  func runQueuedWork(_ body: () -> Void, isOwn: Bool = false, _ held: consuming Held) {
+    held.isRunningWork = true
+    held.isRunningOwnWork = isOwn
+    release(held)
     body()
-    lock.lock()
-    isRunningWork = false
-    isRunningOwnWork = false
-    nestsTurn = false
-    extrasStorage?.insertion = nil
-    lock.unlock()
+    let after = acquire()
+    after.isRunningWork = false
+    after.isRunningOwnWork = false
+    after.nestsTurn = false
+    after.extras?.insertion = nil
+    release(after)
   }
 
   // The changes in `dropped` are no longer pending.
@@ -169,30 +180,38 @@ extension ChainCore {
     }
   }
 
-  // Chain lock held; unlocks. The chain was isolated to an actor while this thread delivered:
-  // the change being delivered (if any) and every queued one go to the actor, in order, and the
-  // delivery with them (`isDelivering` stays set until the actor has delivered them).
+  // The chain was isolated to an actor while this thread delivered: the change being delivered
+  // (if any) and every queued one go to the actor, in order, and the delivery with them
+  // (`isDelivering` stays set until the actor has delivered them).
   @inline(never)
-  private func handOff(to isolation: ChainIsolation) {
-    handOff(ContiguousArray(), to: isolation)
+  private func handOff(to isolation: ChainIsolation, _ held: consuming Held) {
+    handOff(ContiguousArray(), to: isolation, held)
   }
 
   // The same, for a change its filters accepted: it comes first, and they do not run again.
   @usableFromInline
   @inline(never)
-  final func handOff(accepted origin: Member, _ value: Value, to isolation: ChainIsolation) {
+  final func handOff(
+    accepted origin: Member, _ value: Value, to isolation: ChainIsolation,
+    _ held: consuming Held
+  ) {
     origin.pendingChanges.add(1, ordering: .relaxed)
-    handOff([.change(PendingChange(origin: origin, value: value, isAccepted: true))], to: isolation)
+    handOff(
+      [.change(PendingChange(origin: origin, value: value, isAccepted: true))], to: isolation,
+      held)
   }
 
   private func handOff(
-    _ first: ContiguousArray<Queued<Value>>, to isolation: ChainIsolation
+    _ first: ContiguousArray<Queued<Value>>, to isolation: ChainIsolation,
+    _ held: consuming Held
   ) {
     var handed = first
-    handed += queue ?? []
-    queue = nil
-    queuedCount = 0
-    lock.unlock()
+    if let extras = extras(held) {
+      handed += extras.queue ?? []
+      extras.queue = nil
+    }
+    held.queuedCount = 0
+    release(held)
     if !isolation.enqueue(from: nil, in: self, { self.resumeDelivery(handed) }) {
       endAbandonedDelivery(handed)
     }
@@ -202,10 +221,10 @@ extension ChainCore {
   // delivery, so it ends here, and the members that left meanwhile go.
   private func endAbandonedDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     releasePending(handed)
-    lock.lock()
-    deliverer = 0
-    let retired = takeRetired()
-    lock.unlock()
+    let held = acquire()
+    held.deliverer = 0
+    let retired = takeRetired(held)
+    release(held)
     withExtendedLifetime(retired) {}
   }
 
@@ -213,71 +232,73 @@ extension ChainCore {
   // delivering, then what was queued meanwhile.
   private func resumeDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     var dead: [Member] = []
-    lock.lock()
-    deliverer = currentThreadID()
-    lock.unlock()
+    withLock { held in held.deliverer = currentThreadID() }
     for next in handed {
       switch next {
       case .change(let pending):
         pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
-        lock.lock()
+        let held = acquire()
         guard isActive else {
-          lock.unlock()
+          release(held)
           continue
         }
         // On the actor, a turn never hands off again.
         _ = runTurn(
-          from: pending.origin, pending.value, skippingFilters: pending.isAccepted, dead: &dead)
+          from: pending.origin, pending.value, skippingFilters: pending.isAccepted, dead: &dead,
+          held)
       case .work(let body):
-        lock.lock()
-        runQueuedWork(body)
+        runQueuedWork(body, acquire())
       }
     }
     finishDelivery(dead: &dead)
   }
 
-  // Chain lock held; unlocks, then drops the changes still queued.
+  // Unlocks, then drops the changes still queued.
   @inline(never)
-  private func dropQueue() {
-    let dropped = queue
-    queue = nil
-    queuedCount = 0
-    lock.unlock()
+  private func dropQueue(_ held: consuming Held) {
+    let dropped = extras(held)?.queue
+    extras(held)?.queue = nil
+    held.queuedCount = 0
+    release(held)
     releasePending(dropped)
   }
 
-  // One change: called with the chain lock held, returns with it released. Everything the turn
-  // copies lives in this function's locals, so it is all released after unlocking, when this
-  // function returns: releasing a sink or a member may run user code.
+  // One change, from the lock held to its release. Everything the turn copies lives in this
+  // function's locals, so it is all released after unlocking, when this function returns:
+  // releasing a sink or a member may run user code.
   // Returns true when the turn handed the delivery over to the chain's actor.
   @inlinable
   @inline(__always)
   final func runTurn(
-    from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout [Member]
+    from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout [Member],
+    _ held: consuming Held
   ) -> Bool {
     if _slowPath(isTraced) {
-      return runTracedTurn(from: origin, value, skippingFilters: skippingFilters, dead: &dead)
+      return runTracedTurn(
+        from: origin, value, skippingFilters: skippingFilters, dead: &dead, held)
     }
-    if _slowPath(filterCount > 0 && !skippingFilters) {
-      return runFilteredTurn(from: origin, value, dead: &dead)
+    if _slowPath(held.filterCount > 0 && !skippingFilters) {
+      return runFilteredTurn(from: origin, value, dead: &dead, held)
     }
-    deliverAccepted(value, from: origin, dead: &dead)
+    deliverAccepted(value, from: origin, dead: &dead, held)
     return false
   }
 
-  // Chain lock held; unlocks. Makes `value` current and delivers it to the members, then the
-  // sinks, as they are now. Only the delivering thread writes `current`: the value it replaces is
+  // Makes `value` current and delivers it, after unlocking, to the members, then the sinks, as
+  // they are now. Only the delivering thread writes `current`: the value it replaces is
   // released after unlocking, with `previous`.
   @inlinable
   @inline(__always)
-  final func deliverAccepted(_ value: Value, from origin: Member, dead: inout [Member]) {
-    let previous = current
-    current = value
+  final func deliverAccepted(
+    _ value: Value, from origin: Member, dead: inout [Member], _ held: consuming Held
+  ) {
+    let previous = current(held)
+    setCurrent(value, held)
     // Unretained: a member that leaves during the delivery is kept until it ends.
-    let members = self.members.unretained
-    let hasOwnedSinks = ownedSinkCount > 0
-    let sinks = sinkCount > 0 ? self.sinks : nil
-    lock.unlock()
+    let members = held.members.unretained
+    let hasOwnedSinks = held.ownedSinkCount > 0
+    let sinks = held.sinkCount > 0 ? self.sinks(held) : nil
+    release(held)
     withExtendedLifetime(previous) {}
     deliverToMembers(members, value, from: origin, dead: &dead)
     callSinks(members, hasOwnedSinks, sinks, with: value, dead: &dead)
@@ -287,10 +308,12 @@ extension ChainCore {
   // like `deliver`.
   @inlinable
   @inline(never)
-  final func runFilteredTurn(from origin: Member, _ value: Value, dead: inout [Member]) -> Bool {
-    let previous = current
-    let filters = self.filters ?? []
-    lock.unlock()
+  final func runFilteredTurn(
+    from origin: Member, _ value: Value, dead: inout [Member], _ held: consuming Held
+  ) -> Bool {
+    let previous = current(held)
+    let filters = self.filters(held) ?? []
+    release(held)
     if !accepts(value, filters) {
       // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
       // last accepted value back.
@@ -303,13 +326,13 @@ extension ChainCore {
     }
     // Accepted. Taken again with the new value in place, so a member or sink that a filter
     // added is in; the copies it replaces are released after unlocking.
-    lock.lock()
-    if isIsolated, let isolation = isolationElsewhere {
+    let accepted = acquire()
+    if isIsolated, let isolation = isolationElsewhere(accepted) {
       // Isolated while the filters ran: what the actor added must run on it.
-      handOff(accepted: origin, value, to: isolation)
+      handOff(accepted: origin, value, to: isolation, accepted)
       return true
     }
-    deliverAccepted(value, from: origin, dead: &dead)
+    deliverAccepted(value, from: origin, dead: &dead, accepted)
     return false
   }
 
@@ -386,57 +409,60 @@ extension ChainCore {
     for sink in sinks where sink.isReady && isActive { sink.body(value) }
   }
 
-  // Chain lock held.
   @usableFromInline
   @inline(never)
-  final func enqueue(origin: Member, value: Value) {
+  final func enqueue(origin: Member, value: Value, _ held: borrowing Held) {
     if let tracked = origin.tracked, tracked.isEchoRead {
       // A tracked member read back what the delivery wrote into its path: not a change.
       var read = value
-      var written = current
+      var written = current(held)
       if bindIsEqual(&read, &written) { return }
     }
     origin.pendingChanges.add(1, ordering: .relaxed)
     // Made by the delivering thread itself: from a sink, a setter or a conversion, or from
     // work the delivery runs (then it goes right after that work).
-    let isFeedback = deliverer == currentThreadID()
+    let isFeedback = held.deliverer == currentThreadID()
     var change = PendingChange(origin: origin, value: value)
     change.isFeedback = isFeedback
     var index: Int?
-    if isFeedback && isRunningWork {
-      let extras = extrasInUse
+    if isFeedback && held.isRunningWork {
+      let extras = extrasInUse(held)
       let next = extras.insertion ?? 0
       extras.insertion = next + 1
       index = next
-      change.isFeedback = isRunningOwnWork
+      change.isFeedback = held.isRunningOwnWork
     }
-    enqueue(.change(change), at: index)
+    enqueue(.change(change), at: index, held)
   }
 
-  // Chain lock held; another thread delivers. `work` runs in the delivery's order.
-  final func enqueue(work: @escaping () -> Void) {
-    enqueue(.work(work), at: nil)
+  // Another thread delivers. `work` runs in the delivery's order.
+  final func enqueue(work: @escaping () -> Void, _ held: borrowing Held) {
+    enqueue(.work(work), at: nil, held)
   }
 
-  private func enqueue(_ entry: Queued<Value>, at index: Int?) {
-    var pending = queue ?? []
-    queue = nil  // moved out and back: appended in place, not copied
+  private func enqueue(
+    _ entry: Queued<Value>, at index: Int?, _ held: borrowing Held
+  ) {
+    let extras = extrasMade(held)
+    var pending = extras.queue ?? []
+    extras.queue = nil  // moved out and back: appended in place, not copied
     if let index {
       pending.insert(entry, at: index)
     } else {
       pending.append(entry)
     }
-    queue = pending
-    queuedCount += 1
+    extras.queue = pending
+    held.queuedCount += 1
   }
 
-  // Chain lock held; the queue is not empty.
-  private func dequeue() -> Queued<Value> {
-    var queued = queue ?? []
-    queue = nil
+  // The queue is not empty.
+  private func dequeue(_ held: borrowing Held) -> Queued<Value> {
+    let extras = extrasMade(held)
+    var queued = extras.queue ?? []
+    extras.queue = nil
     let next = queued.removeFirst()
-    queue = queued
-    queuedCount -= 1
+    extras.queue = queued
+    held.queuedCount -= 1
     if case .change(let pending) = next {
       pending.origin.pendingChanges.subtract(1, ordering: .relaxed)
     }
@@ -448,23 +474,23 @@ extension ChainCore {
   // thread, as its caller expects (Docs/Semantics.md, "Initial sync"); when another thread
   // delivers meanwhile, finished in the delivery's order, where it gets the latest value.
   func syncNewMember(_ member: Member) {
-    lock.lock()
-    guard isActive else { return lock.unlock() }
+    let held = acquire()
+    guard isActive else { return release(held) }
     let thread = currentThreadID()
-    if deliverer == 0 || deliverer == thread {
+    if held.deliverer == 0 || held.deliverer == thread {
       // No other thread delivers: written now, inside the delivery (taken when free).
-      let takes = deliverer == 0
-      if takes { deliverer = thread }
-      let value = current
-      lock.unlock()
+      let takes = held.deliverer == 0
+      if takes { held.deliverer = thread }
+      let value = current(held)
+      release(held)
       finishSync(of: member, with: value)
       guard takes else { return }
       var dead: [Member] = []
       finishDelivery(dead: &dead)
       return
     }
-    let value = current
-    lock.unlock()
+    let value = current(held)
+    release(held)
     var dead: [Member] = []
     if member.isAttached { write(value, to: member, dead: &dead) }
     serialize(toActor: false) { [self] in finishSync(of: member, with: currentValue) }

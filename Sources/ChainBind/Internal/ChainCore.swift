@@ -4,74 +4,76 @@ import Synchronization
 // changes waiting for the change being delivered.
 @usableFromInline
 final class ChainCore<Value>: AnyChain, @unchecked Sendable {
-  // All guarded by `lock`. Not a struct behind the lock: this code runs unspecialized, and a
-  // closure-based `withLock` returning generic values would look up run-time type metadata on
-  // every change.
-  @usableFromInline @exclusivity(unchecked) var current: Value
+  // The chain's value: the last change it accepted. Guarded like `state`; stored apart from it
+  // because this code runs unspecialized, where a generic `ChainState` would look up run-time
+  // type metadata on every change.
+  @usableFromInline @exclusivity(unchecked) final var _current: Value
 
-  // Chain lock held.
-  @inlinable final var extras: ChainExtras<Value>? {
-    extrasStorage.map { unsafeDowncast($0, to: ChainExtras<Value>.self) }
+  @inlinable
+  final func current(_ held: borrowing Held) -> Value { _current }
+
+  @inlinable
+  final func setCurrent(_ value: Value, _ held: borrowing Held) { _current = value }
+
+  @inlinable
+  final func extras(_ held: borrowing Held) -> ChainExtras<Value>? {
+    _state.extras.map { unsafeDowncast($0, to: ChainExtras<Value>.self) }
   }
 
-  // Chain lock held.
-  @usableFromInline final var extrasOfType: ChainExtras<Value> {
-    unsafeDowncast(extrasInUse, to: ChainExtras<Value>.self)
+  // What the extras hold, read in place: `extras(held)?.sinks` would retain the extras too.
+  @inlinable
+  final func sinks(_ held: borrowing Held) -> ContiguousArray<Sink<Value>>? {
+    _state.extras.flatMap { unsafeDowncast($0, to: ChainExtras<Value>.self).sinks }
+  }
+
+  @inlinable
+  final func filters(_ held: borrowing Held) -> ContiguousArray<(Value) -> Bool>? {
+    _state.extras.flatMap { unsafeDowncast($0, to: ChainExtras<Value>.self).filters }
+  }
+
+  // Made on first use. Filters, sinks and the queue in it stay nil until first used: making or
+  // destroying an empty array of these generic element types looks up their metadata at run
+  // time, which cost every chain about a thousand instructions.
+  @usableFromInline
+  final func extrasMade(_ held: borrowing Held) -> ChainExtras<Value> {
+    unsafeDowncast(extrasInUse(held), to: ChainExtras<Value>.self)
   }
 
   @usableFromInline override func makeExtras() -> AnyChainExtras { ChainExtras<Value>() }
 
-  // Chain lock held. nil until first used: making or destroying an empty array of these generic
-  // element types looks up their metadata at run time, which cost every chain about a thousand
-  // instructions. Setting nil makes no extras.
-  @inlinable final var filters: ContiguousArray<(Value) -> Bool>? {
-    get { extras?.filters }
-    set { if newValue != nil || extrasStorage != nil { extrasOfType.filters = newValue } }
-  }
-  @inlinable final var sinks: ContiguousArray<Sink<Value>>? {
-    get { extras?.sinks }
-    set { if newValue != nil || extrasStorage != nil { extrasOfType.sinks = newValue } }
-  }
-  @inlinable final var queue: ContiguousArray<Queued<Value>>? {
-    get { extras?.queue }
-    set { if newValue != nil || extrasStorage != nil { extrasOfType.queue = newValue } }
-  }
-  // The change the chain's list sinks share (ListChange.swift); nil until one is added.
-  private var listChange: AnyObject? {
-    get { extrasStorage?.listChange }
-    set { if newValue != nil || extrasStorage != nil { extrasInUse.listChange = newValue } }
-  }
-
   init(registry: Registry, id: UInt64, head: MemberAccess, current: Value) {
-    self.current = current
+    _current = current
     super.init(registry: registry, id: id, head: head)
   }
 
-  override func takeUserState() -> Any? {
+  override func takeUserState(_ held: borrowing Held) -> Any? {
     // A traced chain's end: told after unlocking, when the registry releases what this returns.
     let ended = isTraced ? TraceNote(self, endsTrace: true) { .chainEnded } : nil
     // The error handler stays: errors about the released chain (adding to it) still reach it.
     // Most chains have none of these: boxing three empty generic arrays costs thousands of
     // instructions per release.
-    guard filterCount > 0 || sinkCount > 0 || queuedCount > 0 || listChange != nil else {
-      return ended
-    }
-    let state: Any = (filters, sinks, queue, listChange, ended)
-    listChange = nil
-    filters = nil
-    sinks = nil
-    queue = nil
-    filterCount = 0
-    sinkCount = 0
-    queuedCount = 0
-    return state
+    guard let extras = extras(held),
+      held.filterCount > 0 || held.sinkCount > 0 || held.queuedCount > 0
+        || extras.listChange != nil
+    else { return ended }
+    let taken: Any = (extras.filters, extras.sinks, extras.queue, extras.listChange, ended)
+    extras.listChange = nil
+    extras.filters = nil
+    extras.sinks = nil
+    extras.queue = nil
+    held.filterCount = 0
+    held.sinkCount = 0
+    held.queuedCount = 0
+    return taken
   }
 
-  var currentValue: Value { lock.run { current } }
+  var currentValue: Value { withLock { held in current(held) } }
 
   // How many list changes the chain's shared computation made (Bind+Testing.swift).
   var listChangesComputed: Int? {
-    lock.run { (listChange as? any ListChangeCounting)?.computedChanges }
+    withLock { held in
+      (held.extras?.listChange as? any ListChangeCounting)?.computedChanges
+    }
   }
 
   // The change shared by the list sinks of this chain that match elements the same way; made
@@ -80,13 +82,16 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   func sharedListChange<Element>(
     matchesByID: Bool, _ diff: @escaping ([Element], [Element]) -> ListChange<Element>
   ) -> SharedListChange<Element> where Value == [Element] {
-    lock.run {
-      if let shared = listChange as? SharedListChange<Element>, shared.matchesByID == matchesByID {
+    withLock { held in
+      let extras = extrasMade(held)
+      if let shared = extras.listChange as? SharedListChange<Element>,
+        shared.matchesByID == matchesByID
+      {
         return shared
       }
       let shared = SharedListChange(matchesByID: matchesByID, diff: diff)
       // The first kind of matching added is shared; another kind, rare, is not.
-      if listChange == nil { listChange = shared }
+      if extras.listChange == nil { extras.listChange = shared }
       return shared
     }
   }
@@ -94,10 +99,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // MARK: Configuration
 
   func addFilter(_ filter: @escaping (Value) -> Bool) -> Bool {
-    lock.run {
+    withLock { held in
       guard isActive else { return false }
-      filters = (filters ?? []) + [filter]
-      filterCount += 1
+      let extras = extrasMade(held)
+      extras.filters = (extras.filters ?? []) + [filter]
+      held.filterCount += 1
       return true
     }
   }
@@ -105,19 +111,20 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // Adds (or replaces) a keyed sink and calls it first with the chain's current value when
   // `initial`, in the delivery's order; false when the chain is inactive.
   func addSink(_ sink: Sink<Value>, initial: Bool) -> Bool {
-    let added = lock.run { () -> (added: Bool, replaced: Sink<Value>?) in
+    let added = withLock { held -> (added: Bool, replaced: Sink<Value>?) in
       guard isActive else { return (false, nil) }
+      let extras = extrasMade(held)
       var replaced: Sink<Value>?
-      var sinks = self.sinks ?? []
-      self.sinks = nil
-      defer { self.sinks = sinks }
+      var sinks = extras.sinks ?? []
+      extras.sinks = nil
+      defer { extras.sinks = sinks }
       if let index = sinks.firstIndex(where: { $0.key == sink.key }) {
         replaced = sinks.remove(at: index)
         replaced?.markRemoved()
       }
-      sink.order = extrasInUse.numberSink()
+      sink.order = extras.numberSink()
       sinks.append(sink)
-      sinkCount = Int32(sinks.count)
+      held.sinkCount = Int32(sinks.count)
       return (true, replaced)
     }
     // Released after unlocking: its captures' deinits may use this chain.
@@ -132,12 +139,14 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   func removeSink(key: String) -> Sink<Value>? {
-    lock.run {
-      guard var sinks, let index = sinks.firstIndex(where: { $0.key == key }) else { return nil }
-      self.sinks = nil
-      defer { self.sinks = sinks }
+    withLock { held in
+      guard let extras = extras(held), var sinks = extras.sinks,
+        let index = sinks.firstIndex(where: { $0.key == key })
+      else { return nil }
+      extras.sinks = nil
+      defer { extras.sinks = sinks }
       let removed = sinks.remove(at: index)
-      sinkCount = Int32(sinks.count)
+      held.sinkCount = Int32(sinks.count)
       removed.markRemoved()
       return removed
     }
@@ -158,21 +167,21 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       isolation.enqueue(from: nil, in: self) { self.serialize(toActor: false, work) }
       return
     }
-    lock.lock()
-    guard isActive else { return lock.unlock() }
+    let held = acquire()
+    guard isActive else { return release(held) }
     let thread = currentThreadID()
-    if deliverer == thread {
-      lock.unlock()
+    if held.deliverer == thread {
+      release(held)
       return now(true)
     }
-    if deliverer != 0 {
+    if held.deliverer != 0 {
       // nil: merged into work queued already.
-      if let work = later() { enqueue(work: work) }
-      return lock.unlock()
+      if let work = later() { enqueue(work: work, held) }
+      return release(held)
     }
-    deliverer = thread
-    nestsTurn = nests
-    runQueuedWork({ now(false) }, isOwn: true)
+    held.deliverer = thread
+    held.nestsTurn = nests
+    runQueuedWork({ now(false) }, isOwn: true, held)
     var dead: [Member] = []
     finishDelivery(dead: &dead)
   }

@@ -82,8 +82,8 @@ struct SpinLock: ~Copyable, @unchecked Sendable {
 // a `SpinLock`. Measured against a pthread mutex: 112 instructions less per set and one
 // allocation (48 bytes) less per chain (Docs/Performance.md).
 //
-// Plain `lock()` and `unlock()` for the delivery path, which is inlined into the module of the
-// member that sends (ChainCore.swift).
+// Taken and released only through `AnyChain.acquire()` and `release(_:)`, whose `Held` proves
+// it is held and is the only way to what it guards.
 @usableFromInline
 struct ChainLock: ~Copyable, @unchecked Sendable {
   #if canImport(Darwin)
@@ -97,11 +97,4 @@ struct ChainLock: ~Copyable, @unchecked Sendable {
   @inlinable borrowing func lock() { mutex.lock() }
   @inlinable borrowing func unlock() { mutex.unlock() }
   borrowing func tryLock() -> Bool { mutex.tryLock() }
-
-  // Runs `body` with the lock held, for configuration (binding, unbinding, sinks, filters).
-  borrowing func run<Result>(_ body: () throws -> Result) rethrows -> Result {
-    lock()
-    defer { unlock() }
-    return try body()
-  }
 }

@@ -359,9 +359,9 @@ extension Registry {
       // Under this lock, like every detach, so that a detach cannot come first.
       member.token?.attach(member)
       // Under the chain's lock, like its release: a chain is counted once, and uncounted once.
-      let isNew = chain.lock.run { () -> Bool in
-        guard chain.isActive, !chain.isCounted else { return false }
-        chain.isCounted = true
+      let isNew = chain.withLock { held -> Bool in
+        guard chain.isActive, !held.isCounted else { return false }
+        held.isCounted = true
         return true
       }
       if isNew { garbage.chainsCounted += 1 }
@@ -440,10 +440,10 @@ extension Registry {
     // (`attach`): returns its members, or nil when it was released already. Any shard's lock
     // or none may be held.
     static func deactivate(_ chain: AnyChain, garbage: inout Garbage) -> MemberList? {
-      let wasCounted = chain.lock.run { () -> Bool? in
+      let wasCounted = chain.withLock { held -> Bool? in
         guard chain.isActive else { return nil }
         chain.markInactive()
-        return chain.isCounted
+        return held.isCounted
       }
       guard let wasCounted else { return nil }
       if wasCounted { garbage.chainsCounted -= 1 }

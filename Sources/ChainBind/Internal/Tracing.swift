@@ -19,8 +19,8 @@ extension AnyChain {
   // Hands an event to the tracer, if one is set: the event is made only then, and the tracer is
   // called after unlocking.
   final func trace(_ kind: @autoclosure () -> ChainEvent.Kind) {
-    let traced = lock.run { () -> (tracer: (ChainEvent) -> Void, code: ChainCode)? in
-      guard let extras = extrasStorage, let tracer = extras.tracer else { return nil }
+    let traced = withLock { held -> (tracer: (ChainEvent) -> Void, code: ChainCode)? in
+      guard let extras = held.extras, let tracer = extras.tracer else { return nil }
       let code = extras.tracedCode ?? code
       extras.tracedCode = code
       return (tracer, code)
@@ -32,11 +32,11 @@ extension AnyChain {
   // `member.tracedName`, remembered while the chain is traced.
   final func tracedName(of member: Member) -> String {
     let id = ObjectIdentifier(member)
-    if let name = lock.run({ extrasStorage?.tracedNames[id]?.1 }) { return name }
+    if let name = withLock({ $0.extras?.tracedNames[id]?.1 }) { return name }
     let name = member.tracedName
     // Released after unlocking: a member's closures may hold the caller's values.
-    let forgotten = lock.run { () -> [ObjectIdentifier: (Member, String)] in
-      guard let extras = extrasStorage, extras.tracer != nil else { return [:] }
+    let forgotten = withLock { held -> [ObjectIdentifier: (Member, String)] in
+      guard let extras = held.extras, extras.tracer != nil else { return [:] }
       var forgotten: [ObjectIdentifier: (Member, String)] = [:]
       // A chain whose members come and go forgets them now and then.
       if extras.tracedNames.count >= 64 { swap(&forgotten, &extras.tracedNames) }
@@ -49,9 +49,9 @@ extension AnyChain {
 
   // Sets or removes the tracer; the one it replaces is released after unlocking.
   final func setTracer(_ tracer: ((ChainEvent) -> Void)?) {
-    let replaced = lock.run { () -> (Any?, [ObjectIdentifier: (Member, String)]) in
+    let replaced = withLock { held -> (Any?, [ObjectIdentifier: (Member, String)]) in
       guard isActive || tracer == nil else { return (tracer, [:]) }
-      let extras = extrasInUse
+      let extras = extrasInUse(held)
       var names: [ObjectIdentifier: (Member, String)] = [:]
       if tracer == nil { swap(&names, &extras.tracedNames) }
       defer {
@@ -63,13 +63,12 @@ extension AnyChain {
     withExtendedLifetime(replaced) {}
   }
 
-  // Called by a traced delivery's write closure: the member already held an equal value, or the
-  // value did not convert. The extras exist: the tracer is in them.
+  // Called by a traced delivery's write closure, never under the lock: the member already held
+  // an equal value, or the value did not convert.
   @usableFromInline
   @inline(never)
   final func noteWrite(_ outcome: UInt8) {
-    atomicMemoryFence(ordering: .acquiring)
-    extrasStorage?.writeOutcome.store(outcome, ordering: .relaxed)
+    withLock { held in held.extras }?.writeOutcome.store(outcome, ordering: .relaxed)
   }
 
   // After unlocking: a change arrived while the chain delivered.
@@ -127,16 +126,17 @@ final class TraceNote {
 }
 
 extension ChainCore {
-  // Chain lock held; unlocks. A turn of a traced chain: `runTurn`, `runFilteredTurn` and
-  // `deliverAccepted` in one, with events.
+  // A turn of a traced chain: `runTurn`, `runFilteredTurn` and `deliverAccepted` in one, with
+  // events.
   @usableFromInline
   @inline(never)
   final func runTracedTurn(
-    from origin: Member, _ value: Value, skippingFilters: Bool, dead: inout [Member]
+    from origin: Member, _ value: Value, skippingFilters: Bool, dead: inout [Member],
+    _ held: consuming Held
   ) -> Bool {
-    let previous = current
-    let filters = skippingFilters ? [] : (self.filters ?? [])
-    lock.unlock()
+    let previous = current(held)
+    let filters = skippingFilters ? [] : (self.filters(held) ?? [])
+    release(held)
     trace(.changeReceived(from: tracedName(of: origin), value: describeValue(value)))
     if let rejecting = filters.indices.first(where: { !filters[$0](value) }) {
       trace(.filterRejected(filter: rejecting, value: describeValue(value)))
@@ -147,23 +147,25 @@ extension ChainCore {
       rejected(value)
       return false
     }
-    lock.lock()
-    if !filters.isEmpty, isIsolated, let isolation = isolationElsewhere {
-      handOff(accepted: origin, value, to: isolation)
+    let accepted = acquire()
+    if !filters.isEmpty, isIsolated, let isolation = isolationElsewhere(accepted) {
+      handOff(accepted: origin, value, to: isolation, accepted)
       return true
     }
-    deliverTraced(value, from: origin, dead: &dead)
+    deliverTraced(value, from: origin, dead: &dead, accepted)
     return false
   }
 
-  // Chain lock held; unlocks. `deliverAccepted`, with events.
-  final func deliverTraced(_ value: Value, from origin: Member?, dead: inout [Member]) {
-    let previous = current
-    current = value
-    let members = self.members.unretained
-    let sinks = sinkCount > 0 ? self.sinks : nil
-    let extras = extrasInUse
-    lock.unlock()
+  // `deliverAccepted`, with events.
+  final func deliverTraced(
+    _ value: Value, from origin: Member?, dead: inout [Member], _ held: consuming Held
+  ) {
+    let previous = current(held)
+    setCurrent(value, held)
+    let members = held.members.unretained
+    let sinks = held.sinkCount > 0 ? self.sinks(held) : nil
+    let extras = extrasInUse(held)
+    release(held)
     withExtendedLifetime(previous) {}
     withUnsafePointer(to: value) { pointer in
       members.forEachMember { member in
@@ -215,14 +217,14 @@ extension ChainCore {
   @usableFromInline
   @inline(never)
   final func rejected(_ value: Value) {
-    guard let handler = lock.run({ extras?.rejectHandler }) else { return }
+    guard let handler = withLock({ extras($0)?.rejectHandler }) else { return }
     handler(value)
   }
 
   func setRejectHandler(_ handler: @escaping (Value) -> Void) -> Bool {
-    let replaced = lock.run { () -> ((Value) -> Void)?? in
+    let replaced = withLock { held -> ((Value) -> Void)?? in
       guard isActive else { return .none }
-      let extras = extrasOfType
+      let extras = extrasMade(held)
       defer { extras.rejectHandler = handler }
       return .some(extras.rejectHandler)
     }
