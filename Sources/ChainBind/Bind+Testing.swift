@@ -69,3 +69,36 @@ extension Chain {
   @_spi(Testing)
   public var currentValue: Value { core.currentValue }
 }
+
+extension Bind {
+  /// Runs `body` with `scheduler` called at ChainBind's schedule points.
+  ///
+  /// The points: a change on its way into a chain, before the chain's lock; work for a delivery;
+  /// a new member's initial sync; on whichever thread reaches them. One scheduler at a time: not
+  /// nested, not concurrently.
+  ///
+  /// A test's scheduler lets one thread at a time go on from these points (and from points of
+  /// its own in its user code), and so can run every interleaving of a few threads' steps.
+  ///
+  /// ```swift
+  /// Bind.withSchedulePoints({ explorer.point() }) { explorer.run(threads) }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - scheduler: Called at each point; it returns when the thread may go on.
+  ///   - body: The code during which the scheduler is installed.
+  /// - Returns: What `body` returns.
+  @_spi(Testing)
+  public static func withSchedulePoints<Result>(
+    _ scheduler: @escaping @Sendable () -> Void, _ body: () -> Result
+  ) -> Result {
+    SchedulePoint.scheduler.withLock { $0 = scheduler }
+    openBatches.add(1, ordering: .relaxed)
+    SchedulePoint.isInstalled.store(true, ordering: .releasing)
+    let result = body()
+    SchedulePoint.isInstalled.store(false, ordering: .releasing)
+    openBatches.subtract(1, ordering: .relaxed)
+    SchedulePoint.scheduler.withLock { $0 = nil }
+    return result
+  }
+}

@@ -2,8 +2,27 @@ import Synchronization
 
 // How many batches are open, in every thread (`Bind.batch`): a change outside any batch pays one
 // relaxed load of it and a branch (`ChainCore.deliver`); the batch itself, a task-local value, is
-// looked up only while this is not zero.
+// looked up only while this is not zero. One more while a test's scheduler is installed
+// (`SchedulePoint`), so that changes take the same slow entry, where the scheduler runs.
 @usableFromInline let openBatches = Atomic<Int>(0)
+
+// A test's scheduler (`Bind.withSchedulePoints`, Bind+Testing.swift): while one is installed, a
+// change calls it on its way into a chain, before taking the chain's lock, and so do work for a
+// delivery and a new member's initial sync. The scheduler lets one thread at a time go on from
+// these points, and so runs every interleaving of a few threads' steps (InterleavingTests).
+@usableFromInline
+enum SchedulePoint {
+  static let scheduler = Locked<(@Sendable () -> Void)?>(nil)
+  static let isInstalled = Atomic<Bool>(false)
+
+  @usableFromInline
+  @inline(never)
+  static func reach() {
+    guard isInstalled.load(ordering: .acquiring), let scheduler = scheduler.withLock({ $0 })
+    else { return }
+    scheduler()
+  }
+}
 
 // The outermost batch open on one thread, and what changed in it, in the order it first changed
 // (Docs/Semantics.md, "Batches").
@@ -136,6 +155,7 @@ extension ChainCore {
   @inlinable
   @inline(never)
   final func deliverInBatch(from origin: Member, _ value: Value) -> Bool {
+    SchedulePoint.reach()
     guard let batch = Batch.openHere else { return false }
     let held = acquire()
     guard isActive, !held.isDelivering, !isIsolated || isolationElsewhere(held) == nil

@@ -474,6 +474,7 @@ extension ChainCore {
   // thread, as its caller expects (Docs/Semantics.md, "Initial sync"); when another thread
   // delivers meanwhile, finished in the delivery's order, where it gets the latest value.
   func syncNewMember(_ member: Member) {
+    SchedulePoint.reach()
     let held = acquire()
     guard isActive else { return release(held) }
     let thread = currentThreadID()

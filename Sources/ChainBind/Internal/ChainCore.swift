@@ -162,6 +162,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     toActor: Bool, nests: Bool = true, now: (_ isDeliveringHere: Bool) -> Void,
     later: () -> (() -> Void)?
   ) {
+    SchedulePoint.reach()
     if toActor, isIsolated, let isolation, !isolation.isActorGone, !isolation.isCurrent {
       guard let work = later() else { return }
       isolation.enqueue(from: nil, in: self) { self.serialize(toActor: false, work) }

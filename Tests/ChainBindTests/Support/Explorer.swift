@@ -1,0 +1,129 @@
+@_spi(Testing) import ChainBind
+import Dispatch
+import Foundation
+
+/// Runs a few threads' steps in every order, one thread at a time: a small model checker, in the
+/// manner of Rust's loom, over ChainBind's own code.
+///
+/// Each thread runs until it reaches a schedule point: ChainBind's (a change on its way into a
+/// chain, work for a delivery, a new member's initial sync; `Bind.withSchedulePoints`) or one the
+/// scenario puts in its user code (`point()` in a getter, a setter, a sink). There the explorer
+/// picks which thread goes on. Every other thread is stopped at a point meanwhile, and ChainBind
+/// holds none of its locks at one, so a run is deterministic for a given sequence of picks. The
+/// explorer runs the scenario again for each sequence, depth first, until it has run them all.
+final class Explorer: @unchecked Sendable {
+  /// What one run of the scenario found wrong, with the picks that led there.
+  struct Failure: CustomStringConvertible {
+    let schedule: [Int]
+    let problem: String
+    var description: String { "schedule \(schedule): \(problem)" }
+  }
+
+  private let lock = NSLock()
+  // Guarded by `lock`: the thread of each worker of the run in progress.
+  private var workers: [UInt: Int] = [:]
+  private var goes: [DispatchSemaphore] = []
+  private let arrived = DispatchSemaphore(value: 0)
+
+  /// The number of runs, one per schedule.
+  private(set) var runs = 0
+
+  /// Runs `scenario` once per schedule of its threads' steps.
+  ///
+  /// - Parameters:
+  ///   - limit: The most schedules to run; the exploration stops there, and `isExhausted` says
+  ///     whether it had run them all.
+  ///   - scenario: Sets up a fresh state on the calling thread and returns the threads' bodies
+  ///     and the check to run once all of them finished (nil when the state is right, otherwise
+  ///     what is wrong).
+  /// - Returns: The first failure, or nil, and whether every schedule was run.
+  func explore(
+    limit: Int,
+    _ scenario: () -> (threads: [@Sendable () -> Void], check: () -> String?)
+  ) -> (failure: Failure?, isExhausted: Bool) {
+    // The picks of the run in progress: which thread, among how many that could go on.
+    var picks: [(taken: Int, count: Int)] = []
+    return Bind.withSchedulePoints({ [self] in point() }) {
+      while runs < limit {
+        runs += 1
+        let (threads, check) = scenario()
+        if let problem = run(threads, replaying: &picks) ?? check() {
+          return (Failure(schedule: picks.map(\.taken), problem: problem), false)
+        }
+        // The next schedule: the last pick that has an alternative left takes it.
+        while let last = picks.last, last.taken + 1 >= last.count { picks.removeLast() }
+        guard !picks.isEmpty else { return (nil, true) }
+        picks[picks.count - 1].taken += 1
+      }
+      return (nil, false)
+    }
+  }
+
+  /// A schedule point in a scenario's user code: on a worker, waits until the explorer picks it
+  /// again; on any other thread, returns at once.
+  func point() {
+    let index = lock.withLock { workers[currentThread()] }
+    guard let index else { return }
+    arrived.signal()
+    goes[index].wait()
+  }
+
+  // One run: picks in `picks` are replayed, then the first thread that may go on is picked, and
+  // the pick is recorded. Returns what went wrong with the run itself, if anything.
+  private func run(
+    _ threads: [@Sendable () -> Void], replaying picks: inout [(taken: Int, count: Int)]
+  ) -> String? {
+    let goes = threads.map { _ in DispatchSemaphore(value: 0) }
+    lock.withLock {
+      workers = [:]
+      self.goes = goes
+    }
+    let finished = LockedBox(Array(repeating: false, count: threads.count))
+    for (index, body) in threads.enumerated() {
+      Thread { [self] in
+        lock.withLock { workers[currentThread()] = index }
+        arrived.signal()
+        goes[index].wait()
+        body()
+        finished.withLock { $0[index] = true }
+        arrived.signal()
+      }.start()
+    }
+    for _ in threads { arrived.wait() }
+    var step = 0
+    while true {
+      let ready = finished.withLock { done in done.indices.filter { !done[$0] } }
+      if ready.isEmpty { break }
+      let taken: Int
+      if step < picks.count {
+        guard picks[step].count == ready.count else {
+          return "step \(step): \(ready.count) threads could go on, \(picks[step].count) before"
+        }
+        taken = picks[step].taken
+      } else {
+        picks.append((0, ready.count))
+        taken = 0
+      }
+      step += 1
+      goes[ready[taken]].signal()
+      // A thread that never reaches a point nor finishes waits for one that is stopped: a
+      // deadlock the protocol must not have. Reported, not waited for forever.
+      guard arrived.wait(timeout: .now() + .seconds(20)) == .success else {
+        return "step \(step): a thread neither reached a point nor finished (deadlock)"
+      }
+    }
+    lock.withLock { workers = [:] }
+    guard step == picks.count else {
+      return "ran \(step) steps where the same picks ran \(picks.count) before"
+    }
+    return nil
+  }
+}
+
+private func currentThread() -> UInt {
+  #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+  #else
+    UInt(pthread_self())
+  #endif
+}
