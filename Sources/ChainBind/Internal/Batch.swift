@@ -155,8 +155,10 @@ extension ChainCore {
   @inlinable
   @inline(never)
   final func deliverInBatch(from origin: Member, _ value: Value) -> Bool {
-    SchedulePoint.reach()
-    guard let batch = Batch.openHere else { return false }
+    guard let batch = Batch.openHere else {
+      SchedulePoint.reach()
+      return false
+    }
     let held = acquire()
     guard isActive, !held.isDelivering, !isIsolated || isolationElsewhere(held) == nil
     else {
