@@ -50,28 +50,28 @@ final class BoundToken: @unchecked Sendable {
   }
 
   // Reached unretained (Bound.swift): after user code may have run (the tracked observers'
-  // re-reads), this token is not used again. The observer check is written in both branches: a
-  // single check before the `guard` measured 47 instructions more per set.
+  // re-reads), this token is not used again.
   @inlinable
   func didSet<Value>(_ newValue: Value) {
-    guard let member = currentMember else {
-      if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
-      return
-    }
     if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
+    lock.lock()
+    guard let held = member.map(Unretained.init) else { return lock.unlock() }
+    // The chain's own write (Docs/Semantics.md, "Re-entrancy"), told under the lock, which keeps
+    // the member: no retain. An isolated chain's echo is told by its admission.
+    if held.with({ !$0.chain.isIsolated && $0.isWriting }) {
+      held.with { $0.isWriting = false }
+      return lock.unlock()
+    }
+    let member = held.object
+    lock.unlock()
     // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
     // holds its chain: read without a retain of its own.
     let admission = Unretained(member.chain).with {
       $0.isIsolated ? $0.admission(of: member, clearingEcho: true) : .nonisolated
     }
     switch admission {
-    case .nonisolated:
-      if member.isWriting {
-        // The chain's own write (Docs/Semantics.md, "Re-entrancy").
-        member.isWriting = false
-        return
-      }
-    case .now: break
+    // Not isolated, so not the chain's own write either (isolation, once set, stays).
+    case .nonisolated, .now: break
     case .later:
       ChainIsolation.enqueue(newValue, from: member)
       return
