@@ -50,34 +50,39 @@ final class BoundToken: @unchecked Sendable {
   }
 
   // Reached unretained (Bound.swift): after user code may have run (the tracked observers'
-  // re-reads), this token is not used again.
+  // re-reads), this token is not used again. The observer check is written in each branch: a
+  // single check measured 47 instructions more per set.
   @inlinable
   func didSet<Value>(_ newValue: Value) {
-    if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
     lock.lock()
-    guard let held = member.map(Unretained.init) else { return lock.unlock() }
+    guard let held = member.map(Unretained.init) else {
+      lock.unlock()
+      if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
+      return
+    }
     // The chain's own write (Docs/Semantics.md, "Re-entrancy"), told under the lock, which keeps
     // the member: no retain. An isolated chain's echo is told by its admission.
-    if held.with({ !$0.chain.isIsolated && $0.isWriting }) {
+    let isIsolated = held.with { $0.chain.isIsolated }
+    if !isIsolated && held.with({ $0.isWriting }) {
       held.with { $0.isWriting = false }
-      return lock.unlock()
+      lock.unlock()
+      if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
+      return
     }
     let member = held.object
     lock.unlock()
-    // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
-    // holds its chain: read without a retain of its own.
-    let admission = Unretained(member.chain).with {
-      $0.isIsolated ? $0.admission(of: member, clearingEcho: true) : .nonisolated
+    if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
+    if _slowPath(isIsolated) {
+      // A change made elsewhere is delivered later, on the chain's actor. The member holds its
+      // chain: read without a retain of its own.
+      switch Unretained(member.chain).with({ $0.admission(of: member, clearingEcho: true) }) {
+      case .nonisolated, .now: break
+      case .later: return ChainIsolation.enqueue(newValue, from: member)
+      case .dropped: return
+      }
     }
-    switch admission {
-    // Not isolated, so not the chain's own write either (isolation, once set, stays).
-    case .nonisolated, .now: break
-    case .later:
-      ChainIsolation.enqueue(newValue, from: member)
-      return
-    case .dropped: return
-    }
-    // The member holds its access: used without a retain of its own.
+    // The member holds its access: used without a retain of its own. A chain isolated meanwhile
+    // sends the change to its actor (`ChainCore.deliver`).
     Unretained(member.access).with { access in
       withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
     }
