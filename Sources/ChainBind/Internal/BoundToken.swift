@@ -35,12 +35,41 @@ final class BoundToken: @unchecked Sendable {
   }
 
   // Registry lock held: the membership ended. The member is released by the caller, after
-  // unlocking.
+  // unlocking; while sets have it pinned, it keeps a retain that the last of them gives back.
   func detach(_ member: Member) {
     lock.lock()
-    if self.member === member { self.member = nil }
+    if self.member === member {
+      let kept = Unretained.retained(member)
+      if member.pins.bitwiseOr(Self.ended, ordering: .acquiringAndReleasing).oldValue == 0 {
+        kept.release()
+      }
+      self.member = nil
+    }
     lock.unlock()
   }
+
+  // In `Member.pins`: the membership ended (`detach`).
+  @usableFromInline static var ended: UInt32 { 1 << 31 }
+
+  // Lock held, `member` is this token's: pinned, it stays alive until `unpin` without a retain,
+  // however its membership ends meanwhile (`detach`).
+  @inlinable
+  @inline(__always)
+  static func pin(_ member: Unretained<Member>) {
+    member.with { _ = $0.pins.wrappingAdd(1, ordering: .relaxed) }
+  }
+
+  @inlinable
+  @inline(__always)
+  static func unpin(_ member: Unretained<Member>) {
+    let pins = member.with { $0.pins.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+    if _slowPath(pins.oldValue == ended | 1) { releaseEnded(member) }
+  }
+
+  // The last set that pinned `member` after its membership ended: the retain `detach` took.
+  @usableFromInline
+  @inline(never)
+  static func releaseEnded(_ member: Unretained<Member>) { member.release() }
 
   // The property that holds `token` was set to `newValue`.
   @inlinable
@@ -69,22 +98,37 @@ final class BoundToken: @unchecked Sendable {
       if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
       return
     }
-    let member = held.object
+    Self.pin(held)
     lock.unlock()
     if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
     if _slowPath(isIsolated) {
-      // A change made elsewhere is delivered later, on the chain's actor. The member holds its
-      // chain: read without a retain of its own.
-      switch Unretained(member.chain).with({ $0.admission(of: member, clearingEcho: true) }) {
-      case .nonisolated, .now: break
-      case .later: return ChainIsolation.enqueue(newValue, from: member)
-      case .dropped: return
+      Self.sendIsolated(newValue, from: held)
+    } else {
+      // The member holds its access: used without a retain of its own. A chain isolated
+      // meanwhile sends the change to its actor (`ChainCore.deliver`).
+      held.with { member in
+        Unretained(member.access).with { access in
+          withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
+        }
       }
     }
-    // The member holds its access: used without a retain of its own. A chain isolated meanwhile
-    // sends the change to its actor (`ChainCore.deliver`).
-    Unretained(member.access).with { access in
-      withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
+    Self.unpin(held)
+  }
+
+  // A change of a member of a chain isolated to an actor: made elsewhere, it is delivered later,
+  // on the actor.
+  @inlinable
+  static func sendIsolated<Value>(_ newValue: Value, from member: Unretained<Member>) {
+    member.with { member in
+      // The member holds its chain: read without a retain of its own.
+      switch Unretained(member.chain).with({ $0.admission(of: member, clearingEcho: true) }) {
+      case .nonisolated, .now:
+        Unretained(member.access).with { access in
+          withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
+        }
+      case .later: ChainIsolation.enqueue(newValue, from: member)
+      case .dropped: return
+      }
     }
   }
 
