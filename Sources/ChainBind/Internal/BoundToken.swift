@@ -35,12 +35,41 @@ final class BoundToken: @unchecked Sendable {
   }
 
   // Registry lock held: the membership ended. The member is released by the caller, after
-  // unlocking.
+  // unlocking; while sets have it pinned, it keeps a retain that the last of them gives back.
   func detach(_ member: Member) {
     lock.lock()
-    if self.member === member { self.member = nil }
+    if self.member === member {
+      let kept = Unretained.retained(member)
+      if member.pins.bitwiseOr(Self.ended, ordering: .acquiringAndReleasing).oldValue == 0 {
+        kept.release()
+      }
+      self.member = nil
+    }
     lock.unlock()
   }
+
+  // In `Member.pins`: the membership ended (`detach`).
+  @usableFromInline static var ended: UInt32 { 1 << 31 }
+
+  // Lock held, `member` is this token's: pinned, it stays alive until `unpin` without a retain,
+  // however its membership ends meanwhile (`detach`).
+  @inlinable
+  @inline(__always)
+  static func pin(_ member: Unretained<Member>) {
+    member.with { _ = $0.pins.wrappingAdd(1, ordering: .relaxed) }
+  }
+
+  @inlinable
+  @inline(__always)
+  static func unpin(_ member: Unretained<Member>) {
+    let pins = member.with { $0.pins.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+    if _slowPath(pins.oldValue == ended | 1) { releaseEnded(member) }
+  }
+
+  // The last set that pinned `member` after its membership ended: the retain `detach` took.
+  @usableFromInline
+  @inline(never)
+  static func releaseEnded(_ member: Unretained<Member>) { member.release() }
 
   // The property that holds `token` was set to `newValue`.
   @inlinable
@@ -50,36 +79,56 @@ final class BoundToken: @unchecked Sendable {
   }
 
   // Reached unretained (Bound.swift): after user code may have run (the tracked observers'
-  // re-reads), this token is not used again. The observer check is written in both branches: a
-  // single check before the `guard` measured 47 instructions more per set.
+  // re-reads), this token is not used again. The observer check is written in each branch: a
+  // single check measured 47 instructions more per set.
   @inlinable
   func didSet<Value>(_ newValue: Value) {
-    guard let member = currentMember else {
+    lock.lock()
+    guard let held = member.map(Unretained.init) else {
+      lock.unlock()
       if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
       return
     }
-    if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
-    // A chain isolated to an actor gets a change made elsewhere later, on the actor. The member
-    // holds its chain: read without a retain of its own.
-    let admission = Unretained(member.chain).with {
-      $0.isIsolated ? $0.admission(of: member, clearingEcho: true) : .nonisolated
-    }
-    switch admission {
-    case .nonisolated:
-      if member.isWriting {
-        // The chain's own write (Docs/Semantics.md, "Re-entrancy").
-        member.isWriting = false
-        return
-      }
-    case .now: break
-    case .later:
-      ChainIsolation.enqueue(newValue, from: member)
+    // The chain's own write (Docs/Semantics.md, "Re-entrancy"), told under the lock, which keeps
+    // the member: no retain. An isolated chain's echo is told by its admission.
+    let isIsolated = held.with { $0.chain.isIsolated }
+    if !isIsolated && held.with({ $0.isWriting }) {
+      held.with { $0.isWriting = false }
+      lock.unlock()
+      if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
       return
-    case .dropped: return
     }
-    // The member holds its access: used without a retain of its own.
-    Unretained(member.access).with { access in
-      withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
+    Self.pin(held)
+    lock.unlock()
+    if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
+    if _slowPath(isIsolated) {
+      Self.sendIsolated(newValue, from: held)
+    } else {
+      // The member holds its access: used without a retain of its own. A chain isolated
+      // meanwhile sends the change to its actor (`ChainCore.deliver`).
+      held.with { member in
+        Unretained(member.access).with { access in
+          withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
+        }
+      }
+    }
+    Self.unpin(held)
+  }
+
+  // A change of a member of a chain isolated to an actor: made elsewhere, it is delivered later,
+  // on the actor.
+  @inlinable
+  static func sendIsolated<Value>(_ newValue: Value, from member: Unretained<Member>) {
+    member.with { member in
+      // The member holds its chain: read without a retain of its own.
+      switch Unretained(member.chain).with({ $0.admission(of: member, clearingEcho: true) }) {
+      case .nonisolated, .now:
+        Unretained(member.access).with { access in
+          withUnsafePointer(to: newValue) { access.send?(nil, $0, member) }
+        }
+      case .later: ChainIsolation.enqueue(newValue, from: member)
+      case .dropped: return
+      }
     }
   }
 
