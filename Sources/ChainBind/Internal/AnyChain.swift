@@ -7,7 +7,7 @@ import Synchronization
 // chain), and no user code ever runs under either.
 @usableFromInline
 class AnyChain: @unchecked Sendable {
-  @usableFromInline let registry: Registry
+  @usableFromInline let registry: RegistryReference
   let id: UInt64
   // Names the chain in its code: the access of the member it started from.
   let head: MemberAccess
@@ -53,10 +53,11 @@ class AnyChain: @unchecked Sendable {
   // Guarded by `lock`: the chain is counted among its registry's active chains.
   @exclusivity(unchecked) var isCounted = false
 
-  init(registry: Registry, id: UInt64, head: MemberAccess) {
+  init(registry: RegistryReference, id: UInt64, head: MemberAccess) {
     self.id = id
     self.head = head
     self.registry = registry
+    registry.retainIfScoped()
   }
 
   // Made when asked for: a code refers to its chain weakly, and a chain that kept its own code
@@ -66,6 +67,7 @@ class AnyChain: @unchecked Sendable {
   }
 
   deinit {
+    registry.releaseIfScoped()
     let address = isolationAddress.load(ordering: .acquiring)
     if let pointer = UnsafeRawPointer(bitPattern: address) {
       Unretained<ChainIsolation>(address: pointer).release()

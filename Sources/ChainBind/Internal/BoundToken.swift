@@ -92,7 +92,17 @@ final class BoundToken: @unchecked Sendable {
 // Non-zero while some thread is probing a property to find its @Bound storage. Getters of
 // @Bound properties check it with one relaxed load and otherwise do nothing extra.
 @usableFromInline
-let boundProbeGate = Atomic<Int>(0)
+let boundProbeGate = ProbeGate()
+
+// The gate's count, on cache lines of its own: every probe writes it, and the words linked
+// next to it (the probe's thread-local key, metadata caches) are read by every probe on every
+// thread.
+@usableFromInline
+struct ProbeGate: ~Copyable, Sendable {
+  private let lead = CacheLinePadding()
+  @usableFromInline let count = Atomic<Int>(0)
+  private let trail = CacheLinePadding()
+}
 
 // Finds the @Bound storage behind `(object, keyPath)` by reading the property once: the
 // wrapper's getter reports itself to the probe of the reading thread and installs the token.
@@ -169,8 +179,8 @@ final class BoundProbe: @unchecked Sendable {
   }
 
   private func run<Value>(_ read: () -> Value) -> Value {
-    boundProbeGate.add(1, ordering: .relaxed)
-    defer { boundProbeGate.subtract(1, ordering: .relaxed) }
+    boundProbeGate.count.add(1, ordering: .relaxed)
+    defer { boundProbeGate.count.subtract(1, ordering: .relaxed) }
     let outer = Self.currentPointer.value
     Self.currentPointer.set(Unretained(self).address)
     defer { Self.currentPointer.set(outer) }

@@ -42,7 +42,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     set { if newValue != nil || extrasStorage != nil { extrasInUse.listChange = newValue } }
   }
 
-  init(registry: Registry, id: UInt64, head: MemberAccess, current: Value) {
+  init(registry: RegistryReference, id: UInt64, head: MemberAccess, current: Value) {
     self.current = current
     super.init(registry: registry, id: id, head: head)
   }
