@@ -85,17 +85,22 @@ final class Registry: Sendable {
     var isPlain = false
     // The access members of the `sharing` key share, once one was attached.
     var access: MemberAccess?
+    // Whether objects of exactly `keyPath`'s root type are controls (`ControlEventSource`), when
+    // asked and known.
+    var isControl: Bool?
   }
 
   func lookUp(
-    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, sharing key: MemberAccessKey?
+    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, askingIfControl: Bool = false,
+    sharing key: MemberAccessKey?
   ) -> Lookup {
     withGarbage(of: ObjectIdentifier(object), pruningTouched: false) { tables, garbage in
       var lookup = Lookup(
         member: tables.membership(of: object, keyPath: keyPath, garbage: &garbage))
-      if askingIfPlain || key != nil, let facts = tables.facts(of: keyPath) {
+      if askingIfPlain || askingIfControl || key != nil, let facts = tables.facts(of: keyPath) {
         lookup.isPlain = askingIfPlain && facts.isPlain
         lookup.access = key.flatMap { facts.access(for: $0) }
+        if askingIfControl { lookup.isControl = facts.rootIsControl }
       }
       return lookup
     }
@@ -118,14 +123,17 @@ final class Registry: Sendable {
   // replacing it in place in the same chain. Counts the chain when it is new. With `key`, the
   // member's access becomes the one members of that key share, unless one already is.
   // `isPlain`: reading the member's key path, shared, from an object of exactly its root type
-  // touched no @Bound property; noted with the access it shares.
+  // touched no @Bound property; noted with the access it shares. `isControl`: whether objects of
+  // exactly the key path's root type are controls, noted likewise.
   func attach(
-    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false
+    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false,
+    isControl: Bool? = nil
   ) -> AttachOutcome {
     let (outcome, next) = withGarbage(of: ObjectIdentifier(object), pruningTouched: true) {
       tables, garbage in
       let outcome = tables.attach(
-        member, object: object, sharing: key, isPlain: isPlain, garbage: &garbage)
+        member, object: object, sharing: key, isPlain: isPlain, isControl: isControl,
+        garbage: &garbage)
       tables.sweep(garbage: &garbage, sparing: member)
       return (outcome, tables.nextShardToSweep())
     }
@@ -225,9 +233,13 @@ final class Registry: Sendable {
     if garbage.chainsCounted != 0 {
       _ = shards[shard].with { $0.chainCount.add(garbage.chainsCounted, ordering: .relaxed) }
     }
-    garbage.forEachElsewhere { detach($0) }
-    if pruningTouched { garbage.pruneTouchedChains() }
-    if !garbage.swept.isEmpty { pruneDead(garbage.swept) }
+    if let member = garbage.firstElsewhere { detach(member) }
+    // Most operations leave none of the rest: one check.
+    if garbage.hasRare {
+      garbage.forEachMoreElsewhere { detach($0) }
+      if pruningTouched { garbage.pruneTouchedChains() }
+      if !garbage.swept.isEmpty { pruneDead(garbage.swept) }
+    }
     withExtendedLifetime(garbage) {}
   }
 
@@ -357,7 +369,7 @@ extension Registry {
 
     mutating func attach(
       _ member: Member, object: AnyObject, sharing key: MemberAccessKey?, isPlain: Bool,
-      garbage: inout Garbage
+      isControl: Bool?, garbage: inout Garbage
     ) -> AttachOutcome {
       let chain = member.chain
       guard chain.isActive else { return .chainInactive }
@@ -382,7 +394,10 @@ extension Registry {
       if member.access.isShared {
         if member.access.isIdle { member.access.wasUsedAgain = true }
         member.access.attachedMembers += 1
-        if isPlain { keyPaths[ObjectIdentifier(member.keyPath)]?.isPlain = true }
+        if isPlain || isControl != nil, let facts = keyPaths[ObjectIdentifier(member.keyPath)] {
+          if isPlain { facts.isPlain = true }
+          if let isControl { facts.rootIsControl = isControl }
+        }
       }
       if let token = member.token, let other = token.currentMember, other !== member {
         // One `@Bound` storage bound under another spelling of its key path: the other
@@ -541,14 +556,22 @@ struct RegistryReference: Sendable {
     reference.with { $0.member(of: object, keyPath: keyPath) }
   }
   func lookUp(
-    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, sharing key: MemberAccessKey?
+    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, askingIfControl: Bool = false,
+    sharing key: MemberAccessKey?
   ) -> Registry.Lookup {
-    reference.with { $0.lookUp(object, keyPath, askingIfPlain: askingIfPlain, sharing: key) }
+    reference.with {
+      $0.lookUp(
+        object, keyPath, askingIfPlain: askingIfPlain, askingIfControl: askingIfControl,
+        sharing: key)
+    }
   }
   func attach(
-    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false
+    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false,
+    isControl: Bool? = nil
   ) -> Registry.AttachOutcome {
-    reference.with { $0.attach(member, object: object, sharing: key, isPlain: isPlain) }
+    reference.with {
+      $0.attach(member, object: object, sharing: key, isPlain: isPlain, isControl: isControl)
+    }
   }
   func detach(_ member: Member) { reference.with { $0.detach(member) } }
   @usableFromInline
@@ -617,9 +640,14 @@ struct Garbage {
     return first
   }
 
-  func forEachElsewhere(_ body: (Member) -> Void) {
-    if let elsewhere { body(elsewhere) }
-    for member in rare?.elsewhere ?? [] { body(member) }
+  var firstElsewhere: Member? { elsewhere }
+
+  var hasRare: Bool { rare != nil }
+
+  // The members to end elsewhere after `firstElsewhere`.
+  func forEachMoreElsewhere(_ body: (Member) -> Void) {
+    guard let rare else { return }
+    for member in rare.elsewhere { body(member) }
   }
 
   mutating func touch(_ chain: AnyChain) { withRare { $0.touched.append(chain) } }
@@ -657,6 +685,10 @@ struct Garbage {
 final class KeyPathFacts {
   // Its read touched no @Bound property, on an object of exactly its root type.
   @exclusivity(unchecked) var isPlain = false
+  // Whether objects of exactly its root type are controls, once one was bound: the conformance
+  // lookup costs about 290 instructions, and writes a word the runtime's lookups on every thread
+  // share.
+  @exclusivity(unchecked) var rootIsControl: Bool?
   // The accesses members added through it share (MemberAccess.swift): one per chain type and
   // recipe, most often one.
   @exclusivity(unchecked) private var shared: [(key: MemberAccessKey, access: MemberAccess)] = []
