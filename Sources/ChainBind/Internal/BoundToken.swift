@@ -116,7 +116,9 @@ final class BoundProbe: @unchecked Sendable {
   }
 
   let objectID: ObjectIdentifier
-  let keyPath: AnyKeyPath
+  // The member's key path; nil when the probe only collects (no key-path literal retained and
+  // released per re-read: its reference count is a word every thread's re-reads would write).
+  let keyPath: AnyKeyPath?
   // Every @Bound property the read touches, on any object: the dependencies of a tracked member.
   // Made when the read touches one (most member reads touch only their own property).
   @exclusivity(unchecked) private(set) var collector: DependencyCollector?
@@ -149,13 +151,13 @@ final class BoundProbe: @unchecked Sendable {
   @exclusivity(unchecked) private var undo: (() -> Void)?
 
   private init(
-    objectID: ObjectIdentifier, keyPath: AnyKeyPath, isForMember: Bool, valueType: Any.Type,
+    objectID: ObjectIdentifier, keyPath: AnyKeyPath?, isForMember: Bool, valueType: Any.Type,
     collector: DependencyCollector?
   ) {
     self.valueType = valueType
     self.objectID = objectID
     self.keyPath = keyPath
-    self.rootType = type(of: keyPath).rootType
+    self.rootType = keyPath.map { type(of: $0).rootType } ?? Never.self
     self.isForMember = isForMember
     self.collector = collector
   }
@@ -172,7 +174,7 @@ final class BoundProbe: @unchecked Sendable {
   static func collecting<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
     // An identity no object being read can have: the collector's, alive meanwhile.
     let probe = BoundProbe(
-      objectID: ObjectIdentifier(collector), keyPath: \DependencyCollector.tokens,
+      objectID: ObjectIdentifier(collector), keyPath: nil,
       isForMember: false,
       valueType: Never.self, collector: collector)
     return probe.run(read)
