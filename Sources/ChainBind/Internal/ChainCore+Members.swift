@@ -46,7 +46,7 @@ extension ChainCore {
       keyPath, storage: probe?.storageKeyPath, thunks: thunks, previous: nil, carried: false,
       shared: (lookup.access, key))
     let chain = ChainCore(
-      registry: registry, id: registry.makeChainID(for: object), head: head.access, current: value)
+      registry: registry, id: Registry.makeChainID(for: object), head: head.access, current: value)
     _ = chain.admits(isolation, adding: chain.code.description)
     guard chain.mayTake(existing, from: isolation) else {
       probe?.undoInstall(in: object, storage: Bound<Value>.self)

@@ -45,12 +45,15 @@ final class Registry: Sendable {
     shards = shardObjects.map { Unretained($0) }
   }
 
-  // A chain's number, from the counter of its head object's shard: threads binding unrelated
-  // objects write no common word. A shard's numbers end in its index.
-  func makeChainID(for object: AnyObject) -> UInt64 {
-    let index = Self.shard(of: ObjectIdentifier(object))
-    let count = shards[index].with { $0.chainNumbers.wrappingAdd(1, ordering: .relaxed).oldValue }
-    return count &* UInt64(Self.shardCount) &+ UInt64(index)
+  // A chain's number, unique in the process (a test's scoped registry draws from the same
+  // counters), from the counter of its head object's shard: threads binding unrelated objects
+  // write no common word. A shard's numbers end in its index.
+  static func makeChainID(for object: AnyObject) -> UInt64 {
+    let index = shard(of: ObjectIdentifier(object))
+    let count = shared.shards[index].with {
+      $0.chainNumbers.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+    return count &* UInt64(shardCount) &+ UInt64(index)
   }
 
   var activeChainCount: Int {
@@ -265,7 +268,8 @@ extension Registry {
     // The chains counted less the chains released by operations in this shard (only the sum
     // over the shards means anything).
     let chainCount = Atomic<Int>(0)
-    // Numbers of the chains whose head object is in this shard, the next first.
+    // Numbers of the chains whose head object is in this shard, the next first (only the
+    // process-wide registry's are used).
     let chainNumbers = Atomic<UInt64>(1)
     private let trail = CacheLinePadding()
 
@@ -549,9 +553,6 @@ struct RegistryReference: Sendable {
   func releaseIfScoped() { if isScoped { reference.release() } }
 
   var activeChainCount: Int { reference.with { $0.activeChainCount } }
-  func makeChainID(for object: AnyObject) -> UInt64 {
-    reference.with { $0.makeChainID(for: object) }
-  }
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
     reference.with { $0.member(of: object, keyPath: keyPath) }
   }
