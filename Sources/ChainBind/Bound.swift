@@ -65,7 +65,7 @@ public struct Bound<Value> {
       // Only on a thread that is probing or collecting what a read touches, the probe gets the
       // storage's token by a read; the storage is written only to give it a token it lacks, so
       // a read stays a read for threads that read the property meanwhile.
-      if _slowPath(boundProbeGate.load(ordering: .relaxed) != 0), BoundProbe.isProbing(),
+      if _slowPath(boundProbeGate.count.load(ordering: .relaxed) != 0), BoundProbe.isProbing(),
         let token = BoundProbe.visit(
           instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
           token: instance[keyPath: storageKeyPath].token)

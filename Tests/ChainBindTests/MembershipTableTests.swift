@@ -15,7 +15,7 @@ struct MembershipTableTests {
     var random = SplitMix64(seed: UInt64(seed) &+ 1_000)
     let owners = (0..<24).map { _ in Owner() }
     let access = MemberAccess(keyPath: \Owner.self, storageKeyPath: nil, write: nil, send: nil)
-    let chain = AnyChain(registry: Registry(), id: 1, head: access)
+    let chain = AnyChain(registry: Registry.sharedReference, id: 1, head: access)
     var table = MembershipTable()
     var model: [ObjectIdentifier: [Member]] = [:]
     var all: [Member] = []
@@ -48,7 +48,7 @@ struct MembershipTableTests {
   func growsAndShrinks() {
     let owners = (0..<1_000).map { _ in Owner() }
     let access = MemberAccess(keyPath: \Owner.self, storageKeyPath: nil, write: nil, send: nil)
-    let chain = AnyChain(registry: Registry(), id: 1, head: access)
+    let chain = AnyChain(registry: Registry.sharedReference, id: 1, head: access)
     var table = MembershipTable()
     let members = owners.map { Member(object: $0, access: access, chain: chain, role: .out) }
     for member in members { table.insert(member) }
@@ -67,7 +67,7 @@ struct MembershipTableTests {
   func removeAbsent() {
     let owner = Owner()
     let access = MemberAccess(keyPath: \Owner.self, storageKeyPath: nil, write: nil, send: nil)
-    let chain = AnyChain(registry: Registry(), id: 1, head: access)
+    let chain = AnyChain(registry: Registry.sharedReference, id: 1, head: access)
     var table = MembershipTable()
     let held = Member(object: owner, access: access, chain: chain, role: .out)
     table.remove(held)

@@ -46,7 +46,7 @@ struct ChainState {
 // (order: registry, then chain), and no user code ever runs under either.
 @usableFromInline
 class AnyChain: @unchecked Sendable {
-  @usableFromInline let registry: Registry
+  @usableFromInline let registry: RegistryReference
   let id: UInt64
   // Names the chain in its code: the access of the member it started from.
   let head: MemberAccess
@@ -64,10 +64,11 @@ class AnyChain: @unchecked Sendable {
   // A tracer is set (Tracing.swift): deliveries take the traced path. Set under `lock`.
   @usableFromInline let traced = Atomic<Bool>(false)
 
-  init(registry: Registry, id: UInt64, head: MemberAccess) {
+  init(registry: RegistryReference, id: UInt64, head: MemberAccess) {
     self.id = id
     self.head = head
     self.registry = registry
+    registry.retainIfScoped()
   }
 
   // Made when asked for: a code refers to its chain weakly, and a chain that kept its own code
@@ -77,6 +78,7 @@ class AnyChain: @unchecked Sendable {
   }
 
   deinit {
+    registry.releaseIfScoped()
     let address = isolationAddress.load(ordering: .acquiring)
     if let pointer = UnsafeRawPointer(bitPattern: address) {
       Unretained<ChainIsolation>(address: pointer).release()

@@ -141,7 +141,17 @@ final class BoundToken: @unchecked Sendable {
 // Non-zero while some thread is probing a property to find its @Bound storage. Getters of
 // @Bound properties check it with one relaxed load and otherwise do nothing extra.
 @usableFromInline
-let boundProbeGate = Atomic<Int>(0)
+let boundProbeGate = ProbeGate()
+
+// The gate's count, on cache lines of its own: every probe writes it, and the words linked
+// next to it (the probe's thread-local key, metadata caches) are read by every probe on every
+// thread.
+@usableFromInline
+struct ProbeGate: ~Copyable, Sendable {
+  private let lead = CacheLinePadding()
+  @usableFromInline let count = Atomic<Int>(0)
+  private let trail = CacheLinePadding()
+}
 
 // Finds the @Bound storage behind `(object, keyPath)` by reading the property once: the
 // wrapper's getter reports itself to the probe of the reading thread and installs the token.
@@ -155,7 +165,9 @@ final class BoundProbe: @unchecked Sendable {
   }
 
   let objectID: ObjectIdentifier
-  let keyPath: AnyKeyPath
+  // The member's key path; nil when the probe only collects (no key-path literal retained and
+  // released per re-read: its reference count is a word every thread's re-reads would write).
+  let keyPath: AnyKeyPath?
   // Every @Bound property the read touches, on any object: the dependencies of a tracked member.
   // Made when the read touches one (most member reads touch only their own property).
   @exclusivity(unchecked) private(set) var collector: DependencyCollector?
@@ -188,13 +200,13 @@ final class BoundProbe: @unchecked Sendable {
   @exclusivity(unchecked) private var undo: (() -> Void)?
 
   private init(
-    objectID: ObjectIdentifier, keyPath: AnyKeyPath, isForMember: Bool, valueType: Any.Type,
+    objectID: ObjectIdentifier, keyPath: AnyKeyPath?, isForMember: Bool, valueType: Any.Type,
     collector: DependencyCollector?
   ) {
     self.valueType = valueType
     self.objectID = objectID
     self.keyPath = keyPath
-    self.rootType = type(of: keyPath).rootType
+    self.rootType = keyPath.map { type(of: $0).rootType } ?? Never.self
     self.isForMember = isForMember
     self.collector = collector
   }
@@ -211,15 +223,15 @@ final class BoundProbe: @unchecked Sendable {
   static func collecting<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
     // An identity no object being read can have: the collector's, alive meanwhile.
     let probe = BoundProbe(
-      objectID: ObjectIdentifier(collector), keyPath: \DependencyCollector.tokens,
+      objectID: ObjectIdentifier(collector), keyPath: nil,
       isForMember: false,
       valueType: Never.self, collector: collector)
     return probe.run(read)
   }
 
   private func run<Value>(_ read: () -> Value) -> Value {
-    boundProbeGate.add(1, ordering: .relaxed)
-    defer { boundProbeGate.subtract(1, ordering: .relaxed) }
+    boundProbeGate.count.add(1, ordering: .relaxed)
+    defer { boundProbeGate.count.subtract(1, ordering: .relaxed) }
     let outer = Self.currentPointer.value
     Self.currentPointer.set(Unretained(self).address)
     defer { Self.currentPointer.set(outer) }

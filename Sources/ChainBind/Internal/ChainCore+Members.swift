@@ -46,7 +46,7 @@ extension ChainCore {
       keyPath, storage: probe?.storageKeyPath, thunks: thunks, previous: nil, carried: false,
       shared: (lookup.access, key))
     let chain = ChainCore(
-      registry: registry, id: Registry.makeChainID(), head: head.access, current: value)
+      registry: registry, id: Registry.makeChainID(for: object), head: head.access, current: value)
     _ = chain.admits(isolation, adding: chain.code.description)
     guard chain.mayTake(existing, from: isolation) else {
       probe?.undoInstall(in: object, storage: Bound<Value>.self)
@@ -78,9 +78,11 @@ extension ChainCore {
     // A receiving member of a plain property needs no probe: only the property's own @Bound
     // storage would matter, and a read that touched no @Bound property found none
     // (Docs/Architecture.md, "Finding the @Bound storage").
-    let mayBePlain = !role.sends && thunks.isSharedKeyPath && type(of: object) == Object.self
+    let isExactRoot = thunks.isSharedKeyPath && type(of: object) == Object.self
+    let mayBePlain = !role.sends && isExactRoot
     let key = Self.sharingKey(keyPath, thunks)
-    let lookup = registry.lookUp(object, keyPath, askingIfPlain: mayBePlain, sharing: key)
+    let lookup = registry.lookUp(
+      object, keyPath, askingIfPlain: mayBePlain, askingIfControl: isExactRoot, sharing: key)
     let (existing, isPlain) = (lookup.member, lookup.isPlain)
     // Isolated to the caller's actor only once the member is known to be added (below).
     guard mayTake(existing, from: isolation) else { return }
@@ -104,7 +106,7 @@ extension ChainCore {
     attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,
       thunks: thunks, shared: (lookup.access, key), foundPlain: foundPlain,
-      isolation: isolation, isHead: false)
+      control: (lookup.isControl, isExactRoot), isolation: isolation, isHead: false)
   }
 
   // A new member's access (MemberAccess.swift), and the key it is to be shared under, when it is
@@ -174,7 +176,8 @@ extension ChainCore {
     probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
     shared: (access: MemberAccess?, key: MemberAccessKey?) = (nil, nil),
     access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil,
-    foundPlain: Bool = false, isolation: (any Actor)? = nil, isHead: Bool
+    foundPlain: Bool = false, control: (known: Bool?, isExactRoot: Bool) = (nil, false),
+    isolation: (any Actor)? = nil, isHead: Bool
   ) {
     let isObservable: Bool
     switch source {
@@ -218,7 +221,16 @@ extension ChainCore {
     if let probe, probe.installed { member.token = probe.memberToken }
     // Skipped by deliveries until its initial sync is done (`syncNewMember`).
     if member.role.receives && !isHead { member.pendingChanges.store(1, ordering: .relaxed) }
-    switch registry.attach(member, object: object, sharing: sharing, isPlain: foundPlain) {
+    // A control's death must end the membership; a token already does. Whether the object is
+    // one is remembered with its key path for objects of exactly its root type.
+    var isControl: Bool?
+    if case .property = source, member.token == nil || carried != nil {
+      isControl = control.known ?? (object is any ControlEventSource)
+    }
+    let noted = control.isExactRoot && control.known == nil ? isControl : nil
+    switch registry.attach(
+      member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)
+    {
     case .attached: break
     case .chainInactive:
       // Released meanwhile, by another thread: nothing is added, and the property keeps the
@@ -236,10 +248,8 @@ extension ChainCore {
     }
     if case .control(let subscribe) = source {
       subscribe(member)
-    } else if member.token == nil || carried != nil {
-      // A control's death must end the membership; a token already does (a conformance lookup
-      // saved for every `@Bound` member).
-      trackControl(object, member: member)
+    } else if let isControl {
+      if isControl { trackControl(object, member: member) }
       carried?(member)
     }
     // Initial sync (Docs/Semantics.md, "Initial sync"); the head is where the current value

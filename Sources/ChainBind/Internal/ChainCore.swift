@@ -41,7 +41,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   @usableFromInline override func makeExtras() -> AnyChainExtras { ChainExtras<Value>() }
 
-  init(registry: Registry, id: UInt64, head: MemberAccess, current: Value) {
+  init(registry: RegistryReference, id: UInt64, head: MemberAccess, current: Value) {
     _current = current
     super.init(registry: registry, id: id, head: head)
   }

@@ -24,8 +24,17 @@ import Synchronization
 struct PlatformMutex: ~Copyable, @unchecked Sendable {
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-  init() {
-    mutex = .allocate(capacity: 1)
+  // `alone`: on cache lines of its own, for a lock that threads take often without waiting for
+  // each other (a registry shard): no other lock's or object's writes then share its lines.
+  init(alone: Bool = false) {
+    if alone {
+      let size = MemoryLayout<pthread_mutex_t>.size
+      let bytes = (size + cacheLineSize - 1) / cacheLineSize * cacheLineSize
+      mutex = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: cacheLineSize)
+        .bindMemory(to: pthread_mutex_t.self, capacity: 1)
+    } else {
+      mutex = .allocate(capacity: 1)
+    }
     mutex.initialize(to: pthread_mutex_t())
     pthread_mutex_init(mutex, nil)
   }
@@ -39,6 +48,17 @@ struct PlatformMutex: ~Copyable, @unchecked Sendable {
   @usableFromInline borrowing func lock() { pthread_mutex_lock(mutex) }
   @usableFromInline borrowing func unlock() { pthread_mutex_unlock(mutex) }
   borrowing func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
+}
+
+// The unit in which processors share memory between them (128 on Apple silicon, where it also
+// covers x86's pairs of adjacent 64-byte lines that are fetched together).
+let cacheLineSize = 128
+
+// Room that keeps the fields after it off the cache lines of what precedes it in memory, and
+// the fields before it off those of what follows: 128 bytes.
+struct CacheLinePadding {
+  private let words: (UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0, 0, 0)
+  private let more: (UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0, 0, 0)
 }
 
 // The calling thread's identity, for "is this thread the one delivering?" (ChainCore.swift):

@@ -24,47 +24,45 @@ final class Registry: Sendable {
   // task-local read.
   static let openScopes = Atomic<Int>(0)
 
-  static var current: Registry {
-    openScopes.load(ordering: .relaxed) == 0 ? shared : scoped ?? shared
+  static var current: RegistryReference {
+    if openScopes.load(ordering: .relaxed) == 0 { return sharedReference }
+    return RegistryReference(scoped ?? shared)
   }
 
-  // How many shards: two threads binding unrelated objects meet in one a sixteenth of the time.
-  static let shardCount = 16
+  // `shared`, loaded without a retain.
+  static let sharedReference = RegistryReference(shared)
 
-  private let shards: [Locked<Tables>] = (0..<Registry.shardCount).map {
-    Locked(Tables(index: $0))
+  // How many shards. A thread binding and releasing in a loop reuses the same few addresses, so
+  // two such threads whose objects meet in one shard meet there on every cycle: with 256, that
+  // is about 1 run in 30 for a cycle that touches three objects per thread (1 in 2.3 with 16).
+  static let shardCount = 256
+
+  private let shardObjects = (0..<Registry.shardCount).map { Shard(Tables(index: $0)) }
+  // The same, used without a retain and release per operation: `shardObjects` holds them.
+  private let shards: [Unretained<Shard>]
+
+  init() {
+    shards = shardObjects.map { Unretained($0) }
   }
 
-  // For each shard, the chains counted less the chains released by operations in it (only the
-  // sum means anything). Objects of their own, apart in memory: threads working in different
-  // shards write no common word.
-  private let chainCounts: [ChainCounter] = (0..<Registry.shardCount).map { _ in ChainCounter() }
-
-  private final class ChainCounter: Sendable {
-    let count = Atomic<Int>(0)
-  }
-
-  // Chain numbers, from counters picked by thread: one thread's numbers grow with no word
-  // written by another thread's (a counter's numbers end in its index).
-  private static let chainIDs: [ChainIDCounter] = (0..<shardCount).map { _ in ChainIDCounter() }
-
-  private final class ChainIDCounter: Sendable {
-    let next = Atomic<UInt64>(1)
-  }
-
-  static func makeChainID() -> UInt64 {
-    let index = Int(truncatingIfNeeded: (currentThreadID() &* 0x9E37_79B9_7F4A_7C15) >> 60)
-    let count = chainIDs[index].next.wrappingAdd(1, ordering: .relaxed).oldValue
+  // A chain's number, unique in the process (a test's scoped registry draws from the same
+  // counters), from the counter of its head object's shard: threads binding unrelated objects
+  // write no common word. A shard's numbers end in its index.
+  static func makeChainID(for object: AnyObject) -> UInt64 {
+    let index = shard(of: ObjectIdentifier(object))
+    let count = shared.shards[index].with {
+      $0.chainNumbers.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
     return count &* UInt64(shardCount) &+ UInt64(index)
   }
 
   var activeChainCount: Int {
-    chainCounts.reduce(0) { $0 + $1.count.load(ordering: .relaxed) }
+    shardObjects.reduce(0) { $0 + $1.chainCount.load(ordering: .relaxed) }
   }
 
   // How many accesses members share (Bind+Testing.swift).
   var sharedAccessCount: Int {
-    shards.reduce(0) { count, shard in
+    shardObjects.reduce(0) { count, shard in
       count + shard.withLock { $0.keyPaths.values.reduce(0) { $0 + $1.sharedCount } }
     }
   }
@@ -90,17 +88,22 @@ final class Registry: Sendable {
     var isPlain = false
     // The access members of the `sharing` key share, once one was attached.
     var access: MemberAccess?
+    // Whether objects of exactly `keyPath`'s root type are controls (`ControlEventSource`), when
+    // asked and known.
+    var isControl: Bool?
   }
 
   func lookUp(
-    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, sharing key: MemberAccessKey?
+    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, askingIfControl: Bool = false,
+    sharing key: MemberAccessKey?
   ) -> Lookup {
     withGarbage(of: ObjectIdentifier(object), pruningTouched: false) { tables, garbage in
       var lookup = Lookup(
         member: tables.membership(of: object, keyPath: keyPath, garbage: &garbage))
-      if askingIfPlain || key != nil, let facts = tables.facts(of: keyPath) {
+      if askingIfPlain || askingIfControl || key != nil, let facts = tables.facts(of: keyPath) {
         lookup.isPlain = askingIfPlain && facts.isPlain
         lookup.access = key.flatMap { facts.access(for: $0) }
+        if askingIfControl { lookup.isControl = facts.rootIsControl }
       }
       return lookup
     }
@@ -123,14 +126,17 @@ final class Registry: Sendable {
   // replacing it in place in the same chain. Counts the chain when it is new. With `key`, the
   // member's access becomes the one members of that key share, unless one already is.
   // `isPlain`: reading the member's key path, shared, from an object of exactly its root type
-  // touched no @Bound property; noted with the access it shares.
+  // touched no @Bound property; noted with the access it shares. `isControl`: whether objects of
+  // exactly the key path's root type are controls, noted likewise.
   func attach(
-    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false
+    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false,
+    isControl: Bool? = nil
   ) -> AttachOutcome {
     let (outcome, next) = withGarbage(of: ObjectIdentifier(object), pruningTouched: true) {
       tables, garbage in
       let outcome = tables.attach(
-        member, object: object, sharing: key, isPlain: isPlain, garbage: &garbage)
+        member, object: object, sharing: key, isPlain: isPlain, isControl: isControl,
+        garbage: &garbage)
       tables.sweep(garbage: &garbage, sparing: member)
       return (outcome, tables.nextShardToSweep())
     }
@@ -138,7 +144,9 @@ final class Registry: Sendable {
     // memberships left where nothing binds any more end too.
     guard let next else { return outcome }
     var garbage = Garbage()
-    let swept: Void? = shards[next].withLockIfAvailable { $0.sweep(garbage: &garbage) }
+    let swept: Void? = shards[next].with {
+      $0.withLockIfAvailable { $0.sweep(garbage: &garbage) }
+    }
     if swept != nil { finish(garbage, in: next, pruningTouched: false) }
     return outcome
   }
@@ -199,10 +207,12 @@ final class Registry: Sendable {
   ) -> Result {
     let shard = Self.shard(of: id)
     var garbage = Garbage()
-    let result = shards[shard].withLock { tables -> Result in
-      let result = body(&tables, &garbage)
-      if garbage.hasElsewhere { endElsewhereIfFree(&garbage) }
-      return result
+    let result = shards[shard].with {
+      $0.withLock { tables -> Result in
+        let result = body(&tables, &garbage)
+        if garbage.hasElsewhere { endElsewhereIfFree(&garbage) }
+        return result
+      }
     }
     finish(garbage, in: shard, pruningTouched: pruningTouched)
     return result
@@ -214,8 +224,8 @@ final class Registry: Sendable {
   // Only the first such member, most often the only one: the others wait for `finish`.
   private func endElsewhereIfFree(_ garbage: inout Garbage) {
     guard let member = garbage.takeFirstElsewhere() else { return }
-    let ended: Void? = shards[Self.shard(of: member.objectID)].withLockIfAvailable {
-      $0.detach(member, garbage: &garbage)
+    let ended: Void? = shards[Self.shard(of: member.objectID)].with {
+      $0.withLockIfAvailable { $0.detach(member, garbage: &garbage) }
     }
     if ended == nil { garbage.endElsewhere(member) }
   }
@@ -224,11 +234,15 @@ final class Registry: Sendable {
   // chains in their own shards, prunes, and releases what the operation removed.
   private func finish(_ garbage: Garbage, in shard: Int, pruningTouched: Bool) {
     if garbage.chainsCounted != 0 {
-      chainCounts[shard].count.add(garbage.chainsCounted, ordering: .relaxed)
+      _ = shards[shard].with { $0.chainCount.add(garbage.chainsCounted, ordering: .relaxed) }
     }
-    garbage.forEachElsewhere { detach($0) }
-    if pruningTouched { garbage.pruneTouchedChains() }
-    if !garbage.swept.isEmpty { pruneDead(garbage.swept) }
+    if let member = garbage.firstElsewhere { detach(member) }
+    // Most operations leave none of the rest: one check.
+    if garbage.hasRare {
+      garbage.forEachMoreElsewhere { detach($0) }
+      if pruningTouched { garbage.pruneTouchedChains() }
+      if !garbage.swept.isEmpty { pruneDead(garbage.swept) }
+    }
     withExtendedLifetime(garbage) {}
   }
 
@@ -242,6 +256,43 @@ final class Registry: Sendable {
 }
 
 extension Registry {
+  // One shard: its lock, its tables and its counters, in one object padded on both sides, so
+  // that no other shard's words (nor anything else's) share their cache lines: threads working
+  // in different shards write no common line.
+  //
+  // @unchecked Sendable: `tables` is touched only inside `withLock`.
+  private final class Shard: @unchecked Sendable {
+    private let lead = CacheLinePadding()
+    private let mutex = PlatformMutex(alone: true)
+    @exclusivity(unchecked) private var tables: Tables
+    // The chains counted less the chains released by operations in this shard (only the sum
+    // over the shards means anything).
+    let chainCount = Atomic<Int>(0)
+    // Numbers of the chains whose head object is in this shard, the next first (only the
+    // process-wide registry's are used).
+    let chainNumbers = Atomic<UInt64>(1)
+    private let trail = CacheLinePadding()
+
+    init(_ tables: Tables) {
+      self.tables = tables
+    }
+
+    // `body` must not run user code, nor release anything whose deinit might (`Garbage`).
+    func withLock<Result>(_ body: (inout Tables) -> Result) -> Result {
+      mutex.lock()
+      defer { mutex.unlock() }
+      return body(&tables)
+    }
+
+    // As `withLock`, when no other thread holds the lock; nil, without running `body`, when one
+    // does.
+    func withLockIfAvailable<Result>(_ body: (inout Tables) -> Result) -> Result? {
+      guard mutex.tryLock() else { return nil }
+      defer { mutex.unlock() }
+      return body(&tables)
+    }
+  }
+
   // The state of one shard of the registry, only ever touched under its lock.
   private struct Tables {
     // Which shard.
@@ -322,7 +373,7 @@ extension Registry {
 
     mutating func attach(
       _ member: Member, object: AnyObject, sharing key: MemberAccessKey?, isPlain: Bool,
-      garbage: inout Garbage
+      isControl: Bool?, garbage: inout Garbage
     ) -> AttachOutcome {
       let chain = member.chain
       guard chain.isActive else { return .chainInactive }
@@ -347,7 +398,10 @@ extension Registry {
       if member.access.isShared {
         if member.access.isIdle { member.access.wasUsedAgain = true }
         member.access.attachedMembers += 1
-        if isPlain { keyPaths[ObjectIdentifier(member.keyPath)]?.isPlain = true }
+        if isPlain || isControl != nil, let facts = keyPaths[ObjectIdentifier(member.keyPath)] {
+          if isPlain { facts.isPlain = true }
+          if let isControl { facts.rootIsControl = isControl }
+        }
       }
       if let token = member.token, let other = token.currentMember, other !== member {
         // One `@Bound` storage bound under another spelling of its key path: the other
@@ -483,6 +537,53 @@ extension Registry {
   }
 }
 
+// A registry, reached without reference counting: every chain holds one, and binding and
+// releasing on several threads would otherwise write the shared registry's reference count
+// several times per cycle. The process-wide registry lives for good; a chain retains a test's
+// scoped one (`retainIfScoped`) for its life.
+@usableFromInline
+struct RegistryReference: Sendable {
+  @usableFromInline let reference: Unretained<Registry>
+
+  init(_ registry: Registry) { reference = Unretained(registry) }
+
+  // Whether this is a test's scoped registry: then the chain that keeps this reference retains it.
+  private var isScoped: Bool { reference.address != Registry.sharedReference.reference.address }
+  func retainIfScoped() { if isScoped { _ = reference.reference.retain() } }
+  func releaseIfScoped() { if isScoped { reference.release() } }
+
+  var activeChainCount: Int { reference.with { $0.activeChainCount } }
+  func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
+    reference.with { $0.member(of: object, keyPath: keyPath) }
+  }
+  func lookUp(
+    _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, askingIfControl: Bool = false,
+    sharing key: MemberAccessKey?
+  ) -> Registry.Lookup {
+    reference.with {
+      $0.lookUp(
+        object, keyPath, askingIfPlain: askingIfPlain, askingIfControl: askingIfControl,
+        sharing: key)
+    }
+  }
+  func attach(
+    _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false,
+    isControl: Bool? = nil
+  ) -> Registry.AttachOutcome {
+    reference.with {
+      $0.attach(member, object: object, sharing: key, isPlain: isPlain, isControl: isControl)
+    }
+  }
+  func detach(_ member: Member) { reference.with { $0.detach(member) } }
+  @usableFromInline
+  func prune(_ members: [Member]) { reference.with { $0.prune(members) } }
+  func unbind(_ object: AnyObject) { reference.with { $0.unbind(object) } }
+  func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
+    reference.with { $0.unbind(object, keyPath: keyPath) }
+  }
+  func release(_ chain: AnyChain) { reference.with { $0.release(chain) } }
+}
+
 // What a locked registry operation removed, released by the caller after unlocking.
 struct Garbage {
   // An operation that releases anything releases a member, its chain and the chain's other
@@ -540,9 +641,14 @@ struct Garbage {
     return first
   }
 
-  func forEachElsewhere(_ body: (Member) -> Void) {
-    if let elsewhere { body(elsewhere) }
-    for member in rare?.elsewhere ?? [] { body(member) }
+  var firstElsewhere: Member? { elsewhere }
+
+  var hasRare: Bool { rare != nil }
+
+  // The members to end elsewhere after `firstElsewhere`.
+  func forEachMoreElsewhere(_ body: (Member) -> Void) {
+    guard let rare else { return }
+    for member in rare.elsewhere { body(member) }
   }
 
   mutating func touch(_ chain: AnyChain) { withRare { $0.touched.append(chain) } }
@@ -580,6 +686,10 @@ struct Garbage {
 final class KeyPathFacts {
   // Its read touched no @Bound property, on an object of exactly its root type.
   @exclusivity(unchecked) var isPlain = false
+  // Whether objects of exactly its root type are controls, once one was bound: the conformance
+  // lookup costs about 290 instructions, and writes a word the runtime's lookups on every thread
+  // share.
+  @exclusivity(unchecked) var rootIsControl: Bool?
   // The accesses members added through it share (MemberAccess.swift): one per chain type and
   // recipe, most often one.
   @exclusivity(unchecked) private var shared: [(key: MemberAccessKey, access: MemberAccess)] = []

@@ -29,6 +29,8 @@
 //   HotPathProfile scaling [N]                 wall clock: churn and computed on one thread,
 //                                               then on two at once (N operations each), three
 //                                               rounds; prints two threads' throughput over one
+//                                               (churnsplit: the second thread churns classes of
+//                                               its own, so no key-path literal is shared)
 //   HotPathProfile memoryobservable|objectsobservable [N]
 //                                               as memory, from an `@Observable` object's
 //                                               property; objectsobservable makes the objects
@@ -284,6 +286,17 @@ func pair(_ left: HandModel, _ right: HandModel) {
     consume(Bind.in(holder, \.leaf.value).out(target, \.value).isActive ? 1 : 0)
   }
 }
+// `churn` with classes of its own: on a second thread beside `churn`, the two share no key-path
+// literal either (their reference counts are written by every bind).
+final class OtherModel { @Bound var value = 0 }
+final class OtherTarget { var value = 0 }
+@inline(never) nonisolated func churnOther(_ n: Int) {
+  for _ in 0..<n {
+    let model = OtherModel()
+    let target = OtherTarget()
+    consume(Bind.inout(model, \.value).out(target, \.value).isActive ? 1 : 0)
+  }
+}
 // Sets of a computed member's dependency, in a chain of this thread's own.
 @inline(never) nonisolated func computedSets(_ n: Int) {
   let sum = Sum()
@@ -293,8 +306,11 @@ func pair(_ left: HandModel, _ right: HandModel) {
   consume(chain.memberCount + target.value)
 }
 // Runs `body(n)` on two threads at once.
-nonisolated func onTwoThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  DispatchQueue.concurrentPerform(iterations: 2) { _ in body(n) }
+nonisolated func onTwoThreads(
+  _ n: Int, _ body: @escaping @Sendable (Int) -> Void,
+  second: (@Sendable (Int) -> Void)? = nil
+) {
+  DispatchQueue.concurrentPerform(iterations: 2) { $0 == 1 ? (second ?? body)(n) : body(n) }
 }
 // Seconds `body` takes.
 nonisolated func seconds(_ body: () -> Void) -> Double {
@@ -321,16 +337,18 @@ nonisolated func processUsage() -> (cpu: Double, waits: Int) {
 // disturbed by other processes), and the voluntary context switches (a thread sleeping on a
 // lock) per 1 000 operations on two threads.
 nonisolated func scaling(_ n: Int) {
-  let modes: [(String, @Sendable (Int) -> Void)] = [
-    ("churn", churn), ("churnobservable", churnObservable), ("computed", computedSets),
+  // churnsplit: churn on one thread, then churn beside churnOther.
+  let modes: [(String, @Sendable (Int) -> Void, (@Sendable (Int) -> Void)?)] = [
+    ("churn", churn, nil), ("churnsplit", churn, churnOther),
+    ("churnobservable", churnObservable, nil), ("computed", computedSets, nil),
   ]
   func rounded(_ value: Double) -> Double { Double(Int(value * 100)) / 100 }
   for round in 1...3 {
-    for (name, work) in modes {
+    for (name, work, second) in modes {
       let start = processUsage()
       let one = seconds { work(n) }
       let middle = processUsage()
-      let two = seconds { onTwoThreads(n, work) }
+      let two = seconds { onTwoThreads(n, work, second: second) }
       let end = processUsage()
       let cpuRatio = ((end.cpu - middle.cpu) / 2) / (middle.cpu - start.cpu)
       let waits = (end.waits - middle.waits) * 1_000 / (2 * n)
