@@ -49,7 +49,7 @@ final class BoundToken: @unchecked Sendable {
   }
 
   // In `Member.pins`: the membership ended (`detach`).
-  @usableFromInline static var ended: UInt32 { 1 << 31 }
+  @usableFromInline static var ended: UInt16 { 1 << 15 }
 
   // Lock held, `member` is this token's: pinned, it stays alive until `unpin` without a retain,
   // however its membership ends meanwhile (`detach`).

@@ -50,9 +50,10 @@ final class Member: @unchecked Sendable {
   // a member that sends, the changes it made on its chain's actor, counted there (Isolation.swift).
   // One field: an owned sink never sends.
   @exclusivity(unchecked) private var ordinal: UInt32 = 0
-  // How many sets of the member's `@Bound` property use it without a retain right now, and, in
-  // the high bit, that its token ended the membership (BoundToken.swift, `pin`).
-  @usableFromInline let pins = Atomic<UInt32>(0)
+  // How many sets of the member's `@Bound` property use it without a retain right now (up to
+  // 32 767 at once), and, in the high bit, that its token ended the membership (BoundToken.swift,
+  // `pin`). 16 bits: with 32, a member takes the next allocation size, 16 bytes more.
+  @usableFromInline let pins = Atomic<UInt16>(0)
   @usableFromInline @exclusivity(unchecked) var role: MemberRole
   // Set while the chain writes this member: the member's own notification of that write is not
   // a change (no echo). A `@Bound` setter notifies once and that clears the flag, so a setter

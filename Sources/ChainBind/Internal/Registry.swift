@@ -549,7 +549,7 @@ struct RegistryReference: Sendable {
 
   // Whether this is a test's scoped registry: then the chain that keeps this reference retains it.
   private var isScoped: Bool { reference.address != Registry.sharedReference.reference.address }
-  func retainIfScoped() { if isScoped { _ = reference.reference.retain() } }
+  func retainIfScoped() { if isScoped { reference.retain() } }
   func releaseIfScoped() { if isScoped { reference.release() } }
 
   var activeChainCount: Int { reference.with { $0.activeChainCount } }

@@ -31,6 +31,9 @@ struct Unretained<Object: AnyObject>: @unchecked Sendable {
 
   func release() { reference.release() }
 
+  // Takes a +1 on the object, which must be alive now, for a later `release()`.
+  func retain() { _ = reference.retain() }
+
   @inlinable
   @inline(__always)
   var address: UnsafeMutableRawPointer { reference.toOpaque() }
