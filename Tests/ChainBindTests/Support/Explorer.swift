@@ -79,15 +79,21 @@ final class Explorer: @unchecked Sendable {
       self.goes = goes
     }
     let finished = LockedBox(Array(repeating: false, count: threads.count))
+    // Joined before the run ends: nothing of one run (a thread, what its closures hold) is
+    // released while the next one runs.
+    var started: [WorkerThread] = []
+    defer { for thread in started { thread.join() } }
     for (index, body) in threads.enumerated() {
-      Thread { [self] in
-        lock.withLock { workers[currentThread()] = index }
-        arrived.signal()
-        goes[index].wait()
-        body()
-        finished.withLock { $0[index] = true }
-        arrived.signal()
-      }.start()
+      started.append(
+        WorkerThread { [self] in
+          lock.withLock { workers[currentThread()] = index }
+          arrived.signal()
+          goes[index].wait()
+          body()
+          lock.withLock { workers[currentThread()] = nil }
+          finished.withLock { $0[index] = true }
+          arrived.signal()
+        })
     }
     for _ in threads { arrived.wait() }
     var step = 0
@@ -126,4 +132,38 @@ private func currentThread() -> UInt {
   #else
     UInt(pthread_self())
   #endif
+}
+
+/// A thread that can be joined (Foundation's `Thread` cannot).
+private final class WorkerThread: @unchecked Sendable {
+  #if canImport(Darwin)
+    private var thread: pthread_t?
+  #else
+    private var thread = pthread_t()
+  #endif
+
+  init(_ body: @escaping @Sendable () -> Void) {
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    let result = pthread_create(
+      &thread, nil,
+      { context in
+        let context: UnsafeMutableRawPointer? = context
+        guard let context else { return nil }
+        Unmanaged<Box>.fromOpaque(context).takeRetainedValue().body()
+        return nil
+      }, box)
+    precondition(result == 0, "pthread_create failed: \(result)")
+  }
+
+  func join() {
+    #if canImport(Darwin)
+      guard let thread else { return }
+    #endif
+    pthread_join(thread, nil)
+  }
+
+  private final class Box {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+  }
 }
