@@ -5,47 +5,82 @@ import Synchronization
 // load per set) only while the membership lasts: the registry clears it, so nothing the member
 // holds stays reachable from the object after an unbind.
 //
-// @unchecked Sendable: `member` is touched only under `lock`, held for one pointer copy (a
-// spin lock on every platform, so that the setter takes it inline).
+// @unchecked Sendable: `_member` and `_observers` are reachable only through `Held`, the proof
+// that `lock` is held (a spin lock on every platform, so that the setter takes it inline, for
+// one pointer copy).
 @usableFromInline
 final class BoundToken: @unchecked Sendable {
-  @usableFromInline @exclusivity(unchecked) var member: Member?
-  // The tracked members that read this property (Tracking.swift), under `lock`; their count,
-  // for a set to check without locking.
-  @exclusivity(unchecked) var observers: ContiguousArray<TrackedSource> = []
+  // Touched only by `Held` (.ci/check-locks checks that nothing else names them). The member,
+  // while the membership lasts; the tracked members that read this property (Tracking.swift).
+  @usableFromInline @exclusivity(unchecked) var _member: Member?
+  @exclusivity(unchecked) var _observers: ContiguousArray<TrackedSource> = []
+  // How many observers there are, for a set to check without locking.
   @usableFromInline let observerCount = Atomic<Int32>(0)
   // Last: one byte, after the words (37 bytes in all, where the fields in any other order take 48).
   @usableFromInline let lock = SpinLock()
 
   init() {}
 
+  // The proof that this thread holds the token's lock, and the only way to what it guards, as
+  // for a chain (`AnyChain.Held`): `acquire()` makes one, `release(_:)` consumes it.
+  @usableFromInline
+  struct Held: ~Copyable {
+    // The token that made it, which its caller holds while this lives.
+    @usableFromInline let token: Unretained<BoundToken>
+
+    @inlinable
+    init(_ token: BoundToken) { self.token = Unretained(token) }
+
+    @inlinable var member: Member? {
+      get { token.with { $0._member } }
+      nonmutating set { token.with { $0._member = newValue } }
+    }
+    var observers: ContiguousArray<TrackedSource> {
+      get { token.with { $0._observers } }
+      nonmutating _modify { yield &token.object._observers }
+    }
+  }
+
+  @inlinable
+  final func acquire() -> Held {
+    lock.lock()
+    return Held(self)
+  }
+
+  @inlinable
+  final func release(_ held: consuming Held) {
+    _ = consume held
+    lock.unlock()
+  }
+
   // The member, while the membership lasts.
   @inlinable
   var currentMember: Member? {
-    lock.lock()
-    defer { lock.unlock() }
+    let held = acquire()
+    let member = held.member
+    release(held)
     return member
   }
 
   // Registry lock held: the member was attached.
   func attach(_ member: Member) {
-    lock.lock()
-    self.member = member
-    lock.unlock()
+    let held = acquire()
+    held.member = member
+    release(held)
   }
 
   // Registry lock held: the membership ended. The member is released by the caller, after
   // unlocking; while sets have it pinned, it keeps a retain that the last of them gives back.
   func detach(_ member: Member) {
-    lock.lock()
-    if self.member === member {
+    let held = acquire()
+    if held.member === member {
       let kept = Unretained.retained(member)
       if member.pins.bitwiseOr(Self.ended, ordering: .acquiringAndReleasing).oldValue == 0 {
         kept.release()
       }
-      self.member = nil
+      held.member = nil
     }
-    lock.unlock()
+    release(held)
   }
 
   // In `Member.pins`: the membership ended (`detach`).
@@ -83,9 +118,9 @@ final class BoundToken: @unchecked Sendable {
   // single check measured 47 instructions more per set.
   @inlinable
   func didSet<Value>(_ newValue: Value) {
-    lock.lock()
-    guard let held = member.map(Unretained.init) else {
-      lock.unlock()
+    let locked = acquire()
+    guard let held = locked.member.map(Unretained.init) else {
+      release(locked)
       if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
       return
     }
@@ -94,12 +129,12 @@ final class BoundToken: @unchecked Sendable {
     let isIsolated = held.with { $0.chain.isIsolated }
     if !isIsolated && held.with({ $0.isWriting }) {
       held.with { $0.isWriting = false }
-      lock.unlock()
+      release(locked)
       if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
       return
     }
     Self.pin(held)
-    lock.unlock()
+    release(locked)
     if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
     if _slowPath(isIsolated) {
       Self.sendIsolated(newValue, from: held)

@@ -206,20 +206,20 @@ final class TrackedSource: @unchecked Sendable {
 
 extension BoundToken {
   func addObserver(_ source: TrackedSource) {
-    lock.lock()
-    observers.append(source)
-    observerCount.store(Int32(observers.count), ordering: .relaxed)
-    lock.unlock()
+    let held = acquire()
+    held.observers.append(source)
+    observerCount.store(Int32(held.observers.count), ordering: .relaxed)
+    release(held)
   }
 
   func removeObserver(_ source: TrackedSource) {
-    lock.lock()
+    let held = acquire()
     var removed: TrackedSource?
-    if let index = observers.firstIndex(where: { $0 === source }) {
-      removed = observers.remove(at: index)
+    if let index = held.observers.firstIndex(where: { $0 === source }) {
+      removed = held.observers.remove(at: index)
     }
-    observerCount.store(Int32(observers.count), ordering: .relaxed)
-    lock.unlock()
+    observerCount.store(Int32(held.observers.count), ordering: .relaxed)
+    release(held)
     withExtendedLifetime(removed) {}
   }
 
@@ -227,18 +227,18 @@ extension BoundToken {
   @usableFromInline
   @inline(never)
   func notifyObservers() {
-    lock.lock()
-    let current = observers
-    lock.unlock()
+    let held = acquire()
+    let current = held.observers
+    release(held)
     for source in current { source.dependencyChanged() }
   }
 
   func observersEnded() {
-    lock.lock()
-    let current = observers
-    observers = []
+    let held = acquire()
+    let current = held.observers
+    held.observers = []
     observerCount.store(0, ordering: .relaxed)
-    lock.unlock()
+    release(held)
     for source in current { source.tokenEnded(self) }
   }
 }
