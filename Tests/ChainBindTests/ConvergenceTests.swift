@@ -61,16 +61,6 @@ private final class SinkCalls: Sendable {
   var overlapped: Bool { state.withLock { $0.overlapped } }
 }
 
-/// Starts `body` on a new thread; the returned semaphore is signalled when it has finished.
-private func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
-  let done = DispatchSemaphore(value: 0)
-  Thread {
-    body()
-    done.signal()
-  }.start()
-  return done
-}
-
 @Suite("Convergence: every member ends at the chain's latest value", .serialized)
 struct ConvergenceTests {
   @Test("a tracked member's re-reads on two threads deliver the latest value last")

@@ -22,16 +22,6 @@ private final class Receiver: @unchecked Sendable {
   @Bound var value = 0
 }
 
-/// Starts `body` on a new thread; the returned semaphore is signalled when it has finished.
-private func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
-  let done = DispatchSemaphore(value: 0)
-  Thread {
-    body()
-    done.signal()
-  }.start()
-  return done
-}
-
 @Suite("A member whose membership ends during its own set")
 struct PinnedMemberTests {
   @Test("unbound by the set's conversion: kept until the set ends, then released")

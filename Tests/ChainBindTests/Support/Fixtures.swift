@@ -143,3 +143,13 @@ final class LockedBox<Value>: @unchecked Sendable {
     return try body(&value)
   }
 }
+
+/// Starts `body` on a new thread; the returned semaphore is signalled when it has finished.
+func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+  let done = DispatchSemaphore(value: 0)
+  Thread {
+    body()
+    done.signal()
+  }.start()
+  return done
+}
