@@ -29,15 +29,21 @@ final class BoundToken: @unchecked Sendable {
     @usableFromInline let token: Unretained<BoundToken>
 
     @inlinable
-    init(_ token: BoundToken) { self.token = Unretained(token) }
+    init(_ token: borrowing BoundToken) { self.token = Unretained(token) }
 
     @inlinable var member: Member? {
       get { token.with { $0._member } }
       nonmutating set { token.with { $0._member = newValue } }
     }
-    var observers: ContiguousArray<TrackedSource> {
-      get { token.with { $0._observers } }
-      nonmutating _modify { yield &token.object._observers }
+    var observers: ContiguousArray<TrackedSource> { token.with { $0._observers } }
+
+    // Changed in place, through the token without a retain: a tracked member stops observing a
+    // token that may be in its deinit (waiting for the member's lock, Tracking.swift), where a
+    // retain and its release would run the deinit again.
+    func updateObservers<Result>(
+      _ body: (inout ContiguousArray<TrackedSource>) -> Result
+    ) -> Result {
+      token.with { body(&$0._observers) }
     }
   }
 

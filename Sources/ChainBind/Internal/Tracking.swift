@@ -207,18 +207,24 @@ final class TrackedSource: @unchecked Sendable {
 extension BoundToken {
   func addObserver(_ source: TrackedSource) {
     let held = acquire()
-    held.observers.append(source)
-    observerCount.store(Int32(held.observers.count), ordering: .relaxed)
+    let count = held.updateObservers { observers in
+      observers.append(source)
+      return observers.count
+    }
+    observerCount.store(Int32(count), ordering: .relaxed)
     release(held)
   }
 
   func removeObserver(_ source: TrackedSource) {
     let held = acquire()
     var removed: TrackedSource?
-    if let index = held.observers.firstIndex(where: { $0 === source }) {
-      removed = held.observers.remove(at: index)
+    let count = held.updateObservers { observers in
+      if let index = observers.firstIndex(where: { $0 === source }) {
+        removed = observers.remove(at: index)
+      }
+      return observers.count
     }
-    observerCount.store(Int32(held.observers.count), ordering: .relaxed)
+    observerCount.store(Int32(count), ordering: .relaxed)
     release(held)
     withExtendedLifetime(removed) {}
   }
@@ -235,8 +241,10 @@ extension BoundToken {
 
   func observersEnded() {
     let held = acquire()
-    let current = held.observers
-    held.observers = []
+    let current = held.updateObservers { observers in
+      defer { observers = [] }
+      return observers
+    }
     observerCount.store(0, ordering: .relaxed)
     release(held)
     for source in current { source.tokenEnded(self) }

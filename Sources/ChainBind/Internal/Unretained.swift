@@ -11,9 +11,11 @@
 struct Unretained<Object: AnyObject>: @unchecked Sendable {
   @usableFromInline let reference: Unmanaged<Object>
 
+  // Borrowed: not even an unoptimized build retains and releases the object to make one (which,
+  // for an object in its deinit, would run the deinit again).
   @inlinable
   @inline(__always)
-  init(_ object: Object) { reference = .passUnretained(object) }
+  init(_ object: borrowing Object) { reference = .passUnretained(object) }
 
   // The object at `address`, which an `Unretained` or `retained(_:)` of the same type gave.
   @inlinable
