@@ -1,7 +1,7 @@
 import Synchronization
 
-// What a chain's lock guards (`AnyChain.state`), reached only with the proof that it is held.
-// Not checked for exclusive access at run time: the lock already makes every access exclusive.
+// What a chain's lock guards (`AnyChain._state`), reached only with the proof that it is held
+// (`AnyChain.Held`).
 @usableFromInline
 struct ChainState {
   // Written and read in the order members were added (Docs/Semantics.md, "Order").
@@ -157,7 +157,7 @@ class AnyChain: @unchecked Sendable {
       get { chain.with { $0._state.isCounted } }
       nonmutating set { chain.with { $0._state.isCounted = newValue } }
     }
-    @inlinable var isDelivering: Bool { chain.with { $0._state.deliverer != 0 } }
+    @inlinable var isDelivering: Bool { chain.with { $0._state.isDelivering } }
   }
 
   @inlinable

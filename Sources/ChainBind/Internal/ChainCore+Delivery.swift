@@ -256,8 +256,9 @@ extension ChainCore {
   // Unlocks, then drops the changes still queued.
   @inline(never)
   private func dropQueue(_ held: consuming Held) {
-    let dropped = extras(held)?.queue
-    extras(held)?.queue = nil
+    let extras = extras(held)
+    let dropped = extras?.queue
+    extras?.queue = nil
     held.queuedCount = 0
     release(held)
     releasePending(dropped)

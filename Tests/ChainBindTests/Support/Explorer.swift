@@ -20,7 +20,7 @@ final class Explorer: @unchecked Sendable {
   }
 
   private let lock = NSLock()
-  // Guarded by `lock`: the thread of each worker of the run in progress.
+  // Guarded by `lock`: the thread of each worker of the run in progress, and what lets each go on.
   private var workers: [UInt: Int] = [:]
   private var goes: [DispatchSemaphore] = []
   private let arrived = DispatchSemaphore(value: 0)
@@ -62,10 +62,10 @@ final class Explorer: @unchecked Sendable {
   /// A schedule point in a scenario's user code: on a worker, waits until the explorer picks it
   /// again; on any other thread, returns at once.
   func point() {
-    let index = lock.withLock { workers[currentThread()] }
-    guard let index else { return }
+    let go = lock.withLock { workers[currentThread()].map { goes[$0] } }
+    guard let go else { return }
     arrived.signal()
-    goes[index].wait()
+    go.wait()
   }
 
   // One run: picks in `picks` are replayed, then the first thread that may go on is picked, and
