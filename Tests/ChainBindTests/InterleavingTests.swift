@@ -1,4 +1,6 @@
 @_spi(Testing) import ChainBind
+import Dispatch
+import Foundation
 import Testing
 
 // Docs/Semantics.md, "Threading": once things settle, every member shows the chain's latest
@@ -102,10 +104,8 @@ struct InterleavingTests {
     expectExhaustive(explorer, outcome)
   }
 
-  // Open race (Docs/Semantics.md, "Details and limits"): a delivery on one thread writes a
-  // sending member between another thread's set of it and that set's delivery, which then
-  // delivers the value it carried: the member keeps the first thread's value, the chain the
-  // second's. A known issue, so that this test fails once the race is fixed.
+  // A delivery on one thread may write a sending member between another thread's set of it and
+  // that set's delivery: the set's delivery then writes the member too.
   @Test("a set at each end of a two-way pair: both ends agree")
   func twoWayPairSetAtBothEnds() {
     let explorer = Explorer()
@@ -125,9 +125,108 @@ struct InterleavingTests {
         }
       )
     }
-    withKnownIssue("a delivery's write between another thread's set and its delivery") {
-      expectExhaustive(explorer, outcome)
+    expectExhaustive(explorer, outcome)
+  }
+
+  // The same race, held with semaphores: one thread stopped between its set and that set's
+  // delivery (at the library's schedule point) while another thread delivers.
+  @Test("a set held before its delivery while another thread's delivery writes the same member")
+  func setHeldBeforeItsDelivery() {
+    let left = Counter()
+    let right = Counter()
+    let label = Label(Explorer())
+    let chain = Bind.inout(left, \.n).inout(right, \.n).out(label, \.value)
+    let held = LockedBox<UInt?>(nil)
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    Bind.withSchedulePoints({
+      guard held.withLock({ $0 }) == currentThreadNumber() else { return }
+      held.withLock { $0 = nil }
+      entered.signal()
+      proceed.wait()
+    }) {
+      let done = startThread {
+        held.withLock { $0 = currentThreadNumber() }
+        right.n = 2
+      }
+      entered.wait()  // `right` holds 2; its change is not delivered yet
+      left.n = 1  // delivered here, at once: writes 1 into `right`
+      #expect(right.n == 1)
+      proceed.signal()
+      done.wait()
     }
+    // The held change was delivered last, and wrote `right` back.
+    #expect(chain.currentValue == 2)
+    #expect(left.n == 2)
+    #expect(right.n == 2)
+    #expect(label.value == 2)
+    chain.unbind()
+  }
+
+  // The same, in a main-actor chain: a set made elsewhere held before it is queued for the actor,
+  // while the actor's delivery writes the same member.
+  @Test("a set held before it is queued for the actor while the actor writes the same member")
+  @MainActor
+  func setHeldBeforeItIsQueuedForTheActor() async {
+    let left = Counter()
+    let right = Counter()
+    let chain = Bind.inout(left, \.n).inout(right, \.n)  // isolated to the main actor
+    let held = LockedBox<UInt?>(nil)
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    Bind.withSchedulePoints({
+      guard held.withLock({ $0 }) == currentThreadNumber() else { return }
+      held.withLock { $0 = nil }
+      entered.signal()
+      proceed.wait()
+    }) {
+      let done = startThread {
+        held.withLock { $0 = currentThreadNumber() }
+        right.n = 2
+      }
+      entered.wait()  // `right` holds 2; its change is not queued yet
+      left.n = 1  // delivered on the actor, at once: writes 1 into `right`
+      #expect(right.n == 1)
+      proceed.signal()
+      done.wait()
+    }
+    // The actor runs the change queued for it.
+    var turns = 0
+    while chain.currentValue != 2 && turns < 10_000 {
+      await Task.yield()
+      turns += 1
+    }
+    #expect(chain.currentValue == 2)
+    #expect(left.n == 2)
+    #expect(right.n == 2)
+    chain.unbind()
+  }
+
+  @Test("each end of a two-way pair set twice, on its own thread: both ends agree")
+  func twoWayPairSetTwiceAtBothEnds() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let left = Counter()
+      let right = Counter()
+      let chain = Bind.inout(left, \.n).inout(right, \.n)
+      return (
+        [
+          {
+            left.n = 1
+            left.n = 3
+          },
+          {
+            right.n = 2
+            right.n = 4
+          },
+        ],
+        {
+          withExtendedLifetime(chain) {}
+          return left.n == right.n ? nil : "left \(left.n), right \(right.n)"
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
   }
 
   @Test("two threads change a computed member's two inputs: it ends at their sum")
@@ -201,7 +300,7 @@ struct InterleavingTests {
     expectExhaustive(explorer, outcome)
   }
 
-  // The same open race as `twoWayPairSetAtBothEnds`, through a nested path.
+  // The race of `twoWayPairSetAtBothEnds`, through a nested path.
   @Test("a nested path written by its chain while another thread replaces the link: they agree")
   func nestedLinkReplacedWhileTheChainWrites() {
     let explorer = Explorer()
@@ -220,8 +319,6 @@ struct InterleavingTests {
         }
       )
     }
-    withKnownIssue("a delivery's write between another thread's set and its delivery") {
-      expectExhaustive(explorer, outcome)
-    }
+    expectExhaustive(explorer, outcome)
   }
 }

@@ -81,7 +81,8 @@ final class BoundToken: @unchecked Sendable {
     let held = acquire()
     if held.member === member {
       let kept = Unretained.retained(member)
-      if member.pins.bitwiseOr(Self.ended, ordering: .acquiringAndReleasing).oldValue == 0 {
+      let pins = member.pins.bitwiseOr(Self.ended, ordering: .acquiringAndReleasing).oldValue
+      if pins & ~Member.overwritten == 0 {
         kept.release()
       }
       held.member = nil
@@ -104,7 +105,7 @@ final class BoundToken: @unchecked Sendable {
   @inline(__always)
   static func unpin(_ member: Unretained<Member>) {
     let pins = member.with { $0.pins.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
-    if _slowPath(pins.oldValue == ended | 1) { releaseEnded(member) }
+    if _slowPath(pins.oldValue & ~Member.overwritten == ended | 1) { releaseEnded(member) }
   }
 
   // The last set that pinned `member` after its membership ended: the retain `detach` took.
@@ -134,11 +135,15 @@ final class BoundToken: @unchecked Sendable {
     // the member: no retain. An isolated chain's echo is told by its admission.
     let isIsolated = held.with { $0.chain.isIsolated }
     if !isIsolated && held.with({ $0.isWriting }) {
-      held.with { $0.isWriting = false }
+      held.with { member in
+        member.isWriting = false
+        member.markOverwritten()
+      }
       release(locked)
       if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
       return
     }
+    held.with { $0.clearOverwritten() }
     Self.pin(held)
     release(locked)
     if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }

@@ -337,9 +337,9 @@ extension ChainCore {
     return false
   }
 
-  // Writes `value` into every member that receives, but the origin and the owned sinks. The
-  // origin is not written back, even when it left the chain meanwhile: its change was made while
-  // it was a member, so it is delivered all the same.
+  // Writes `value` into every member that receives, but the owned sinks and the origin, which
+  // holds it. The change is delivered even when its origin left the chain meanwhile: it was made
+  // while the origin was a member.
   @inlinable
   @inline(__always)
   final func deliverToMembers(
@@ -347,14 +347,23 @@ extension ChainCore {
   ) {
     withUnsafePointer(to: value) { value in
       members.forEachMember { member in
-        // A member with a change of its own waiting in the queue keeps that newer value: the
-        // change is delivered next, and this older one must not overwrite it.
-        guard member !== origin, member.role.receives, !member.isSink, member.isAttached,
-          member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-        else { return }
+        guard receivesChange(member, from: origin) else { return }
         write(at: value, to: member, dead: &dead)
       }
     }
+  }
+
+  // Whether a change from `origin` is written into `member`, a member but not an owned sink.
+  @inlinable
+  @inline(__always)
+  final func receivesChange(_ member: Member, from origin: Member?) -> Bool {
+    // The origin holds the value, unless another thread's delivery wrote it after the set that
+    // made this change (Docs/Semantics.md, "Threading").
+    if member === origin && !member.isOverwritten { return false }
+    // A member with a change of its own waiting in the queue keeps that newer value: the
+    // change is delivered next, and this older one must not overwrite it.
+    return member.role.receives && !member.isSink && member.isAttached
+      && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive
   }
 
   @inlinable

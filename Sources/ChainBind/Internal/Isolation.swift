@@ -91,7 +91,10 @@ final class ChainIsolation: @unchecked Sendable {
   func admission(of origin: Member, clearingEcho: Bool) -> Admission {
     guard isCurrent else { return .later }
     if origin.isWriting {
-      if clearingEcho { origin.isWriting = false }
+      if clearingEcho {
+        origin.isWriting = false
+        origin.markOverwritten()
+      }
       return .dropped
     }
     origin.changesOnActor &+= 1
@@ -162,6 +165,7 @@ final class ChainIsolation: @unchecked Sendable {
   @usableFromInline
   @inline(never)
   static func enqueue<Value>(_ value: Value, from member: Member) {
+    SchedulePoint.reach()
     member.chain.isolation?.enqueue(from: member, in: member.chain) {
       guard let send = member.send else { return }
       withUnsafePointer(to: value) { send(nil, $0, member) }

@@ -51,8 +51,9 @@ final class Member: @unchecked Sendable {
   // One field: an owned sink never sends.
   @exclusivity(unchecked) private var ordinal: UInt32 = 0
   // How many sets of the member's `@Bound` property use it without a retain right now (up to
-  // 32 767 at once), and, in the high bit, that its token ended the membership (BoundToken.swift,
-  // `pin`). 16 bits: with 32, a member takes the next allocation size, 16 bytes more.
+  // 16 383 at once); in bit 14, `isOverwritten`; in the high bit, that its token ended the
+  // membership (BoundToken.swift, `pin`). 16 bits: with 32, a member takes the next allocation
+  // size, 16 bytes more.
   @usableFromInline let pins = Atomic<UInt16>(0)
   @usableFromInline @exclusivity(unchecked) var role: MemberRole
   // Set while the chain writes this member: the member's own notification of that write is not
@@ -76,6 +77,22 @@ final class Member: @unchecked Sendable {
     self.access = access
     self.chain = chain
     self.role = role
+  }
+
+  // The chain wrote this `@Bound` member (an echo) since its last set: the change that set made,
+  // if still to be delivered, no longer is what the property holds, so its delivery writes the
+  // member too (`ChainCore.receivesChange`). Set by the chain's writes, cleared by sets, read by
+  // the delivering thread.
+  @inlinable var isOverwritten: Bool { pins.load(ordering: .relaxed) & Self.overwritten != 0 }
+  @usableFromInline static var overwritten: UInt16 { 1 << 14 }
+
+  @inlinable
+  func markOverwritten() { pins.bitwiseOr(Self.overwritten, ordering: .relaxed) }
+
+  // A set of the property: what the chain wrote before it is gone.
+  @inlinable
+  func clearOverwritten() {
+    if _slowPath(isOverwritten) { pins.bitwiseAnd(~Self.overwritten, ordering: .relaxed) }
   }
 
   // The property's identity, for join, move and unbind.

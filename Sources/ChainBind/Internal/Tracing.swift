@@ -169,9 +169,7 @@ extension ChainCore {
     withExtendedLifetime(previous) {}
     withUnsafePointer(to: value) { pointer in
       members.forEachMember { member in
-        guard member !== origin, member.role.receives, !member.isSink, member.isAttached,
-          member.pendingChanges.load(ordering: .relaxed) == 0, isActive
-        else { return }
+        guard receivesChange(member, from: origin) else { return }
         tracedWrite(at: pointer, to: member, extras: extras, dead: &dead)
       }
     }

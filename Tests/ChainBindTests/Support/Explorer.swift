@@ -62,7 +62,7 @@ final class Explorer: @unchecked Sendable {
   /// A schedule point in a scenario's user code: on a worker, waits until the explorer picks it
   /// again; on any other thread, returns at once.
   func point() {
-    let go = lock.withLock { workers[currentThread()].map { goes[$0] } }
+    let go = lock.withLock { workers[currentThreadNumber()].map { goes[$0] } }
     guard let go else { return }
     arrived.signal()
     go.wait()
@@ -86,11 +86,11 @@ final class Explorer: @unchecked Sendable {
     for (index, body) in threads.enumerated() {
       started.append(
         WorkerThread { [self] in
-          lock.withLock { workers[currentThread()] = index }
+          lock.withLock { workers[currentThreadNumber()] = index }
           arrived.signal()
           goes[index].wait()
           body()
-          lock.withLock { workers[currentThread()] = nil }
+          lock.withLock { workers[currentThreadNumber()] = nil }
           finished.withLock { $0[index] = true }
           arrived.signal()
         })
@@ -126,7 +126,8 @@ final class Explorer: @unchecked Sendable {
   }
 }
 
-private func currentThread() -> UInt {
+/// This thread's identity, for a scheduler to tell threads apart.
+func currentThreadNumber() -> UInt {
   #if canImport(Darwin)
     UInt(bitPattern: pthread_self())
   #else
