@@ -75,8 +75,9 @@ extension Bind {
   ///
   /// The points: a change on its way into a chain, before the chain's lock (or, made off the
   /// chain's actor, before it is queued for the actor); work for a delivery; a new member's
-  /// initial sync; on whichever thread reaches them. One scheduler at a time: not nested, not
-  /// concurrently.
+  /// initial sync; a dying `@Bound` property's token, before it tells the tracked members that
+  /// read the property; on whichever thread reaches them. One scheduler at a time: not nested,
+  /// not concurrently.
   ///
   /// A test's scheduler lets one thread at a time go on from these points (and from points of
   /// its own in its user code), and so can run every interleaving of a few threads' steps.

@@ -52,9 +52,25 @@ private final class Source: @unchecked Sendable {
   init(_ explorer: Explorer) { self.explorer = explorer }
 }
 
+/// A view whose computed `display` reads `outer.inner.text`, with a hook after the read.
+private final class LinkView: @unchecked Sendable {
+  let outer = Outer()
+  let hook = LockedBox<(@Sendable (String) -> Void)?>(nil)
+  var display: String {
+    let text = outer.inner.text
+    hook.withLock { $0 }?(text)
+    return text
+  }
+}
+
 /// What a run kept alive and must check once its threads finished.
 private final class Kept: @unchecked Sendable {
   var chains: [Chain<Int>] = []
+}
+
+/// A receiver of text.
+private final class Gauge: @unchecked Sendable {
+  var text = ""
 }
 
 /// A chain's sink calls, in order.
@@ -199,6 +215,58 @@ struct InterleavingTests {
     #expect(chain.currentValue == 2)
     #expect(left.n == 2)
     #expect(right.n == 2)
+    chain.unbind()
+  }
+
+  // A tracked member stops observing a property whose object is being deallocated on another
+  // thread: it reaches the token in its deinit, without a retain (a retain and its release
+  // would run the deinit again, and deadlock on the token's lock).
+  @Test("a re-read stops observing a token whose deinit another thread is running")
+  func rereadMeetsADyingToken() {
+    let view = LinkView()
+    let first = LockedBox<Inner?>(view.outer.inner)
+    weak let firstGone = view.outer.inner
+    let label = Gauge()
+    let chain = Bind.in(view, \.display).out(label, \.text)
+    let second = Inner("second")
+    let rereading = DispatchSemaphore(value: 0)
+    let reread = DispatchSemaphore(value: 0)
+    let dying = LockedBox<UInt?>(nil)
+    let inDeinit = DispatchSemaphore(value: 0)
+    let endDeinit = DispatchSemaphore(value: 0)
+    // Held in the re-read's getter, after it read the new link and before it observes it.
+    view.hook.withLock {
+      $0 = { text in
+        guard text == "second" else { return }
+        rereading.signal()
+        reread.wait()
+      }
+    }
+    Bind.withSchedulePoints({
+      // Held in the first link's token's deinit, before it tells the tracked member.
+      guard dying.withLock({ $0 }) == currentThreadNumber() else { return }
+      dying.withLock { $0 = nil }
+      inDeinit.signal()
+      endDeinit.wait()
+    }) {
+      let replacing = startThread { view.outer.inner = second }
+      rereading.wait()
+      let releasing = startThread {
+        dying.withLock { $0 = currentThreadNumber() }
+        first.withLock { $0 = nil }  // the last reference: deallocated on this thread
+      }
+      inDeinit.wait()
+      reread.signal()  // observes the new link, stops observing the dying one
+      replacing.wait()
+      endDeinit.signal()
+      releasing.wait()
+    }
+    view.hook.withLock { $0 = nil }
+    #expect(firstGone == nil)
+    #expect(label.text == "second")
+    second.text = "third"  // observed: the re-read's observation holds
+    #expect(label.text == "third")
+    #expect(chain.currentValue == "third")
     chain.unbind()
   }
 

@@ -8,9 +8,9 @@ import Synchronization
 
 // A test's scheduler (`Bind.withSchedulePoints`, Bind+Testing.swift): while one is installed, a
 // change calls it on its way into a chain, before taking the chain's lock or queueing for its
-// actor, and so do work for a delivery and a new member's initial sync. The scheduler lets one
-// thread at a time go on from these points, and so runs every interleaving of a few threads'
-// steps (InterleavingTests).
+// actor, and so do work for a delivery, a new member's initial sync, and a dying token before it
+// tells its tracked members. The scheduler lets one thread at a time go on from these points,
+// and so runs every interleaving of a few threads' steps (InterleavingTests).
 @usableFromInline
 enum SchedulePoint {
   static let scheduler = Locked<(@Sendable () -> Void)?>(nil)

@@ -247,6 +247,7 @@ extension BoundToken {
     }
     observerCount.store(0, ordering: .relaxed)
     release(held)
+    SchedulePoint.reach()
     for source in current { source.tokenEnded(self) }
   }
 }
