@@ -68,6 +68,35 @@ private final class Kept: @unchecked Sendable {
   var chains: [Chain<Int>] = []
 }
 
+/// Runs `held` on a new thread, stopped at its first schedule point (`Bind.withSchedulePoints`)
+/// until `meanwhile` has run on this thread; returns when both are done.
+private func holdAtFirstSchedulePoint(
+  _ held: @escaping @Sendable () -> Void, meanwhile: () -> Void
+) {
+  let heldThread = LockedBox<UInt?>(nil)
+  let arrived = DispatchSemaphore(value: 0)
+  let proceed = DispatchSemaphore(value: 0)
+  Bind.withSchedulePoints({
+    guard heldThread.withLock({ $0 }) == currentThreadNumber() else { return }
+    heldThread.withLock { $0 = nil }
+    arrived.signal()
+    proceed.wait()
+  }) {
+    let done = startThread {
+      heldThread.withLock { $0 = currentThreadNumber() }
+      held()
+    }
+    // A guard, not a synchronisation: a thread that never reaches a point fails the test.
+    if arrived.wait(timeout: .now() + 20) == .timedOut {
+      Issue.record("the held thread reached no schedule point")
+    } else {
+      meanwhile()
+    }
+    proceed.signal()
+    done.wait()
+  }
+}
+
 /// A receiver of text.
 private final class Gauge: @unchecked Sendable {
   var text = ""
@@ -152,24 +181,11 @@ struct InterleavingTests {
     let right = Counter()
     let label = Label(Explorer())
     let chain = Bind.inout(left, \.n).inout(right, \.n).out(label, \.value)
-    let held = LockedBox<UInt?>(nil)
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    Bind.withSchedulePoints({
-      guard held.withLock({ $0 }) == currentThreadNumber() else { return }
-      held.withLock { $0 = nil }
-      entered.signal()
-      proceed.wait()
-    }) {
-      let done = startThread {
-        held.withLock { $0 = currentThreadNumber() }
-        right.n = 2
-      }
-      entered.wait()  // `right` holds 2; its change is not delivered yet
-      left.n = 1  // delivered here, at once: writes 1 into `right`
+    // `right` holds 2, and its change is not delivered yet: this thread's change, delivered
+    // here at once, writes 1 into `right`.
+    holdAtFirstSchedulePoint({ right.n = 2 }) {
+      left.n = 1
       #expect(right.n == 1)
-      proceed.signal()
-      done.wait()
     }
     // The held change was delivered last, and wrote `right` back.
     #expect(chain.currentValue == 2)
@@ -187,24 +203,11 @@ struct InterleavingTests {
     let left = Counter()
     let right = Counter()
     let chain = Bind.inout(left, \.n).inout(right, \.n)  // isolated to the main actor
-    let held = LockedBox<UInt?>(nil)
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    Bind.withSchedulePoints({
-      guard held.withLock({ $0 }) == currentThreadNumber() else { return }
-      held.withLock { $0 = nil }
-      entered.signal()
-      proceed.wait()
-    }) {
-      let done = startThread {
-        held.withLock { $0 = currentThreadNumber() }
-        right.n = 2
-      }
-      entered.wait()  // `right` holds 2; its change is not queued yet
-      left.n = 1  // delivered on the actor, at once: writes 1 into `right`
+    // `right` holds 2, and its change is not queued yet: this change, delivered on the actor at
+    // once, writes 1 into `right`.
+    holdAtFirstSchedulePoint({ right.n = 2 }) {
+      left.n = 1
       #expect(right.n == 1)
-      proceed.signal()
-      done.wait()
     }
     // The actor runs the change queued for it.
     var turns = 0
@@ -219,8 +222,8 @@ struct InterleavingTests {
   }
 
   // A tracked member stops observing a property whose object is being deallocated on another
-  // thread: it reaches the token in its deinit, without a retain (a retain and its release
-  // would run the deinit again, and deadlock on the token's lock).
+  // thread: it reaches the token in its deinit, unretained (Tracking.swift), and the deinit,
+  // once it goes on, finds the member no longer observing it.
   @Test("a re-read stops observing a token whose deinit another thread is running")
   func rereadMeetsADyingToken() {
     let view = LinkView()
@@ -231,9 +234,6 @@ struct InterleavingTests {
     let second = Inner("second")
     let rereading = DispatchSemaphore(value: 0)
     let reread = DispatchSemaphore(value: 0)
-    let dying = LockedBox<UInt?>(nil)
-    let inDeinit = DispatchSemaphore(value: 0)
-    let endDeinit = DispatchSemaphore(value: 0)
     // Held in the re-read's getter, after it read the new link and before it observes it.
     view.hook.withLock {
       $0 = { text in
@@ -242,24 +242,13 @@ struct InterleavingTests {
         reread.wait()
       }
     }
-    Bind.withSchedulePoints({
-      // Held in the first link's token's deinit, before it tells the tracked member.
-      guard dying.withLock({ $0 }) == currentThreadNumber() else { return }
-      dying.withLock { $0 = nil }
-      inDeinit.signal()
-      endDeinit.wait()
-    }) {
-      let replacing = startThread { view.outer.inner = second }
-      rereading.wait()
-      let releasing = startThread {
-        dying.withLock { $0 = currentThreadNumber() }
-        first.withLock { $0 = nil }  // the last reference: deallocated on this thread
-      }
-      inDeinit.wait()
+    let replacing = startThread { view.outer.inner = second }
+    rereading.wait()
+    // The last reference to the first link, released on a thread held in the link's token's
+    // deinit, before it tells the tracked member.
+    holdAtFirstSchedulePoint({ first.withLock { $0 = nil } }) {
       reread.signal()  // observes the new link, stops observing the dying one
       replacing.wait()
-      endDeinit.signal()
-      releasing.wait()
     }
     view.hook.withLock { $0 = nil }
     #expect(firstGone == nil)
