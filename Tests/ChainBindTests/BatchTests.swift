@@ -18,6 +18,19 @@ private final class Form {
 
 private struct Failure: Error {}
 
+/// A value that is not `Equatable`: every write into it runs its setter.
+private struct Score {
+  var points: Int
+}
+
+/// Counts the sets of its `@Bound` property, the user's and the chain's.
+private final class Scoreboard {
+  var sets = 0
+  @Bound var score = Score(points: 0) {
+    didSet { sets += 1 }
+  }
+}
+
 @Suite struct BatchTests {
   @Test func eachChainDeliversOnceWithItsLastValue() {
     let model = Model()
@@ -93,6 +106,25 @@ private struct Failure: Error {}
     #expect(seen == 1)
     #expect(rejected == [50])
     #expect(label.number == 5)
+    chain.unbind()
+  }
+
+  @Test("the member that made a batch's last change is not written back after a revert")
+  func theLastSenderIsNotWrittenBackAfterARevert() {
+    let board = Scoreboard()
+    let other = Scoreboard()
+    let chain = Bind.inout(board, \.score).inout(other, \.score).filter { $0.points < 10 }
+    board.sets = 0
+    other.sets = 0
+    Bind.batch {
+      board.score = Score(points: 1)
+      board.score = Score(points: 50)  // rejected: reverted to 1 at once
+    }
+    // Two sets and the revert; the batch's delivery writes only the other end.
+    #expect(board.sets == 3)
+    #expect(other.sets == 1)
+    #expect(board.score.points == 1)
+    #expect(other.score.points == 1)
     chain.unbind()
   }
 

@@ -97,6 +97,25 @@ private func holdAtFirstSchedulePoint(
   }
 }
 
+/// A text field whose user types on one thread while the chain may write it on another.
+private final class Field: ControlEventSource, @unchecked Sendable {
+  enum Event { case editingChanged }
+  let controlEvents = ControlEvents<Event>()
+  var text = ""
+
+  func userTypes(_ newText: String) {
+    text = newText
+    controlEvents.send(.editingChanged)
+  }
+}
+
+/// The last reference to a link, released on the thread a test holds (touched by one thread at a
+/// time, in the test's order).
+private final class Holder: @unchecked Sendable {
+  var inner: Inner?
+  init(_ inner: Inner) { self.inner = inner }
+}
+
 /// A receiver of text.
 private final class Gauge: @unchecked Sendable {
   var text = ""
@@ -209,12 +228,9 @@ struct InterleavingTests {
       left.n = 1
       #expect(right.n == 1)
     }
-    // The actor runs the change queued for it.
-    var turns = 0
-    while chain.currentValue != 2 && turns < 10_000 {
-      await Task.yield()
-      turns += 1
-    }
+    // The actor runs the change queued for it (within a bound, which fails the test).
+    let deadline = ContinuousClock.now + .seconds(20)
+    while chain.currentValue != 2 && ContinuousClock.now < deadline { await Task.yield() }
     #expect(chain.currentValue == 2)
     #expect(left.n == 2)
     #expect(right.n == 2)
@@ -227,7 +243,7 @@ struct InterleavingTests {
   @Test("a re-read stops observing a token whose deinit another thread is running")
   func rereadMeetsADyingToken() {
     let view = LinkView()
-    let first = LockedBox<Inner?>(view.outer.inner)
+    let first = Holder(view.outer.inner)
     weak let firstGone = view.outer.inner
     let label = Gauge()
     let chain = Bind.in(view, \.display).out(label, \.text)
@@ -246,7 +262,7 @@ struct InterleavingTests {
     rereading.wait()
     // The last reference to the first link, released on a thread held in the link's token's
     // deinit, before it tells the tracked member.
-    holdAtFirstSchedulePoint({ first.withLock { $0 = nil } }) {
+    holdAtFirstSchedulePoint({ first.inner = nil }) {
       reread.signal()  // observes the new link, stops observing the dying one
       replacing.wait()
     }
@@ -257,6 +273,29 @@ struct InterleavingTests {
     #expect(label.text == "third")
     #expect(chain.currentValue == "third")
     chain.unbind()
+  }
+
+  // The race of `twoWayPairSetAtBothEnds`, with a control at one end: it sends what it reads
+  // when its event fires.
+  @Test("the user types in a field while another thread sets its model: both agree")
+  func controlAndModelChangedOnTwoThreads() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let model = Inner("")
+      let field = Field()
+      let chain = Bind.inout(model, \.text).inout(field, \.text, on: .editingChanged)
+      return (
+        [{ field.userTypes("typed") }, { model.text = "set" }],
+        {
+          withExtendedLifetime(chain) {}
+          guard model.text == field.text else {
+            return "model \"\(model.text)\", field \"\(field.text)\""
+          }
+          return nil
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
   }
 
   @Test("each end of a two-way pair set twice, on its own thread: both ends agree")

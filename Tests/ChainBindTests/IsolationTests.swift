@@ -258,6 +258,47 @@ struct MainActorIsolationTests {
     chain.unbind()
   }
 
+  @Test("a `@Bound` member added on another thread gets its first value as the chain's write")
+  @MainActor
+  func boundMemberAddedElsewhereIsSyncedWithoutAChange() {
+    let download = Download()
+    download.progress = 3
+    let arrived = Deliveries<Double>()
+    let chain = Bind.in(download, \.progress).out(key: "arrived") { arrived.record($0) }
+    let other = Download()
+    // Initial sync at once, on the adding thread: the chain's own write, not a change of
+    // `other` to queue for the actor.
+    onAnotherThread { addInout(other, to: chain) }
+    #expect(other.progress == 3)
+    // Delivered at once, after what was queued for the actor.
+    download.progress = 4
+    #expect(arrived.values == [3, 4])
+    #expect(other.progress == 4)
+    chain.unbind()
+  }
+
+  @Test("a `@Bound` member added on another thread while the actor delivers: no change either")
+  @MainActor
+  func boundMemberAddedWhileTheActorDeliversIsSyncedWithoutAChange() {
+    let download = Download()
+    download.progress = 3
+    let arrived = Deliveries<Double>()
+    let other = Download()
+    let chain = Bind.in(download, \.progress)
+    chain.out(key: "arrived") { value in
+      arrived.record(value)
+      // Added while the actor delivers 5: written at once on the adding thread, then again in
+      // the delivery's order.
+      if value == 5 { onAnotherThread { addInout(other, to: chain) } }
+    }
+    download.progress = 5
+    #expect(other.progress == 5)
+    download.progress = 6
+    #expect(arrived.values == [3, 5, 6])
+    #expect(other.progress == 6)
+    chain.unbind()
+  }
+
   @Test("adding from another actor is refused with an error that names both actors")
   @MainActor
   func otherActorIsRefused() async {
@@ -319,6 +360,11 @@ extension Worker {
       .out(key: "worker") { calls.record($0) }
       .onError { _ in calls.record(-1) }
   }
+}
+
+/// Adds `download`'s progress as an `inout` member, from code that is not isolated to any actor.
+private nonisolated func addInout(_ download: Download, to chain: Chain<Double>) {
+  chain.inout(download, \.progress)
 }
 
 /// Adds `label` from code that is not isolated to any actor.

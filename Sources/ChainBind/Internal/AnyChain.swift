@@ -260,8 +260,8 @@ class AnyChain: @unchecked Sendable {
 
   // Runs work as part of the chain's one-at-a-time delivery (ChainCore): `now` when it runs on
   // this thread (told whether this thread was already delivering), `later()`, made under the
-  // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work makes is delivered at once,
-  // nested in it (`takesNestedTurn`).
+  // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work
+  // makes is delivered at once, nested in it (`takesNestedTurn`).
   func serialize(
     toActor: Bool, nests: Bool = true, now: (_ isDeliveringHere: Bool) -> Void,
     later: () -> (() -> Void)?
@@ -270,6 +270,9 @@ class AnyChain: @unchecked Sendable {
   final func serialize(toActor: Bool, _ work: @escaping () -> Void) {
     serialize(toActor: toActor, nests: false, now: { _ in work() }, later: { work })
   }
+
+  // Whether this thread is the one delivering the chain's changes now.
+  final var isDeliveringHere: Bool { withLock { $0.deliverer == currentThreadID() } }
 
   // A thread delivers. Whether the change this thread makes now is delivered at once, nested in
   // the work it runs: the work's first change, when nothing of the work went into the queue yet

@@ -34,10 +34,13 @@ enum SchedulePoint {
 final class Batch: @unchecked Sendable {
   @TaskLocal static var current: Batch?
 
-  // A chain whose value changed; `origin` is the last member that changed it, which holds it.
+  // A chain whose value changed; `origin` is the last member that changed it, which holds it,
+  // unless another thread's delivery wrote it after the set (`isOriginOverwritten`, read when the
+  // change was made: the chain's own writes later in the batch, reverts, leave it holding it).
   private final class Changed {
     let chain: AnyChain
     var origin: Member
+    var isOriginOverwritten = false
     let deliver: (Member) -> Void
 
     init(_ chain: AnyChain, _ origin: Member, _ deliver: @escaping (Member) -> Void) {
@@ -104,16 +107,22 @@ final class Batch: @unchecked Sendable {
   @usableFromInline
   func changed(_ chain: AnyChain, from origin: Member, deliver: () -> (Member) -> Void) {
     let id = ObjectIdentifier(chain)
+    let isOverwritten = origin.isOverwritten
     if lastChain == id, let last {
-      last.with { if $0.origin !== origin { $0.origin = origin } }
+      last.with {
+        if $0.origin !== origin { $0.origin = origin }
+        $0.isOriginOverwritten = isOverwritten
+      }
       return
     }
     lastChain = id
     if let index = indices[id], case .chain(let changed) = entries[index] {
       changed.origin = origin
+      changed.isOriginOverwritten = isOverwritten
       last = Unretained(changed)
     } else {
       let changed = Changed(chain, origin, deliver())
+      changed.isOriginOverwritten = isOverwritten
       indices[id] = entries.count
       entries.append(.chain(changed))
       last = Unretained(changed)
@@ -138,7 +147,10 @@ final class Batch: @unchecked Sendable {
     last = nil
     for entry in entries {
       switch entry {
-      case .chain(let changed): changed.deliver(changed.origin)
+      case .chain(let changed):
+        // Written back only when another thread's delivery wrote it after its set.
+        if !changed.isOriginOverwritten { changed.origin.clearOverwritten() }
+        changed.deliver(changed.origin)
       case .reread(let source): source.dependencyChanged()
       }
     }

@@ -98,7 +98,8 @@ final class BoundToken: @unchecked Sendable {
   @inlinable
   @inline(__always)
   static func pin(_ member: Unretained<Member>) {
-    member.with { _ = $0.pins.wrappingAdd(1, ordering: .relaxed) }
+    let pins = member.with { $0.pins.wrappingAdd(1, ordering: .relaxed) }
+    assert(pins.oldValue & (Member.overwritten - 1) != Member.overwritten - 1, "too many pins")
   }
 
   @inlinable

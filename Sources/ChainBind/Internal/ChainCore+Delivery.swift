@@ -503,7 +503,11 @@ extension ChainCore {
     let value = current(held)
     release(held)
     var dead: [Member] = []
-    if member.isAttached { write(value, to: member, dead: &dead) }
+    if member.isAttached {
+      Member.syncedHere.set(Unretained(member).address)
+      write(value, to: member, dead: &dead)
+      Member.syncedHere.set(nil)
+    }
     serialize(toActor: false) { [self] in finishSync(of: member, with: currentValue) }
   }
 

@@ -85,18 +85,21 @@ final class ChainIsolation: @unchecked Sendable {
     return Self.drainingActor.value == actorAddress
   }
 
-  // The echo check comes after the actor check: `isWriting` is touched only on the actor.
+  // The echo check comes after the actor check: `isWriting` is touched on the actor, and off it
+  // only by the thread writing the member as the chain.
   // `clearingEcho`: a `@Bound` member's notification ends the chain's write (a setter that sets
   // again is a change); a control's events are ignored until the write returns.
   func admission(of origin: Member, clearingEcho: Bool) -> Admission {
-    guard isCurrent else { return .later }
-    if origin.isWriting {
-      if clearingEcho {
-        origin.isWriting = false
-        origin.markOverwritten()
+    guard isCurrent else {
+      // Off the actor, this thread may still write the member as the chain: a new member's
+      // initial sync, added from nonisolated code, is written on the adding thread
+      // (`ChainCore.syncNewMember`), delivering or not. No other thread writes the member then.
+      guard origin.isSyncedHere || origin.chain.isDeliveringHere, origin.isWriting else {
+        return .later
       }
-      return .dropped
+      return echo(of: origin, clearingEcho: clearingEcho)
     }
+    if origin.isWriting { return echo(of: origin, clearingEcho: clearingEcho) }
     origin.changesOnActor &+= 1
     if queued.load(ordering: .acquiring) > 0 && !isDraining {
       let changes = origin.changesOnActor
@@ -107,6 +110,15 @@ final class ChainIsolation: @unchecked Sendable {
     }
     origin.isAdmittedHere = true
     return .now
+  }
+
+  // The notification of the chain's own write into `origin`: not a change.
+  private func echo(of origin: Member, clearingEcho: Bool) -> Admission {
+    if clearingEcho {
+      origin.isWriting = false
+      origin.markOverwritten()
+    }
+    return .dropped
   }
 
   // On the actor: delivers what is queued, so that work done now comes after it.

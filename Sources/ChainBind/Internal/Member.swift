@@ -27,9 +27,9 @@ enum MemberSource {
 //
 // @unchecked Sendable: the registry (any thread) holds members. `attached` and `pendingChanges`
 // are atomic; `role`, the access and `source` are set before changes reach the member;
-// `isWriting` is touched by the thread delivering to this member's object, which the caller
-// confines, or, in an isolated chain, on its actor only, like `changesOnActor`
-// (Docs/Semantics.md, "Threading" and "Isolation").
+// `isWriting` is touched by the thread writing this member as its chain, which the caller
+// confines, or, in an isolated chain, on its actor (like `changesOnActor`) and by the thread that
+// writes a new member's initial sync (Docs/Semantics.md, "Threading" and "Isolation").
 @usableFromInline
 final class Member: @unchecked Sendable {
   // Never retains the member's object (Docs/Semantics.md, "Lifetime"). Like every field below
@@ -60,8 +60,9 @@ final class Member: @unchecked Sendable {
   // a change (no echo). A `@Bound` setter notifies once and that clears the flag, so a setter
   // that sets the property again (a clamp in `didSet`) is a change; a control's events are
   // ignored until the write returns.
-  // In a chain isolated to an actor, touched only on the actor: a change made elsewhere is
-  // queued before this flag is read.
+  // In a chain isolated to an actor, touched on the actor, and off it only by the thread that
+  // writes the member as the chain (`ChainIsolation.admission`): another change made elsewhere
+  // is queued before this flag is read.
   @usableFromInline @exclusivity(unchecked) var isWriting = false
   @usableFromInline let attached = Atomic<Bool>(true)
   // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
@@ -79,10 +80,10 @@ final class Member: @unchecked Sendable {
     self.role = role
   }
 
-  // The chain wrote this `@Bound` member (an echo) since its last set: the change that set made,
-  // if still to be delivered, no longer is what the property holds, so its delivery writes the
-  // member too (`ChainCore.receivesChange`). Set by the chain's writes, cleared by sets, read by
-  // the delivering thread.
+  // The chain wrote this `@Bound` or control member since its last set or event: the change
+  // that made, if still to be delivered, no longer is what the property holds, so its delivery
+  // writes the member too (`ChainCore.receivesChange`). Set by the chain's writes, cleared by
+  // sets and events, read by the delivering thread.
   @inlinable var isOverwritten: Bool { pins.load(ordering: .relaxed) & Self.overwritten != 0 }
   @usableFromInline static var overwritten: UInt16 { 1 << 14 }
 
@@ -94,6 +95,12 @@ final class Member: @unchecked Sendable {
   func clearOverwritten() {
     if _slowPath(isOverwritten) { pins.bitwiseAnd(~Self.overwritten, ordering: .relaxed) }
   }
+
+  // The member this thread writes outside its chain's delivery, while another thread delivers
+  // (a new member's initial sync, `ChainCore.syncNewMember`): its notification is the chain's
+  // own write (`ChainIsolation.admission`). Compared by address only.
+  static let syncedHere = ThreadLocalPointer()
+  var isSyncedHere: Bool { Self.syncedHere.value == Unretained(self).address }
 
   // The property's identity, for join, move and unbind.
   var keyPath: AnyKeyPath { access.keyPath }
@@ -164,9 +171,14 @@ final class Member: @unchecked Sendable {
     case .dropped: return
     case .later:
       // Read on the actor, when the change is delivered: a control belongs to it.
-      chain.isolation?.enqueue(from: self, in: chain) { [weak object] in send(object, nil, self) }
+      chain.isolation?.enqueue(from: self, in: chain) { [weak object] in
+        self.clearOverwritten()
+        send(object, nil, self)
+      }
       return
     }
+    // What it holds is read now: what the chain wrote before is gone.
+    clearOverwritten()
     send(object, nil, self)
   }
 

@@ -56,7 +56,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   ) -> Self {
     Self(
       read: getter(keyPath()),
-      write: convert.map { writer(keyPath(), $0) },
+      write: convert.map { writer(keyPath(), $0, isControl: isControl) },
       send: back.map { isControl ? reader(keyPath(), $0) : sender($0) },
       isSharedKeyPath: keyPath() === keyPath(),
       recipe: conversion.map { .init($0, isWritable: true, isControl: isControl) })
@@ -74,7 +74,9 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Target>
     return Self(
       read: getter(keyPath()),
-      write: writable.flatMap { keyPath in convert.map { writer(keyPath, $0) } },
+      write: writable.flatMap { keyPath in
+        convert.map { writer(keyPath, $0, isControl: isControl) }
+      },
       send: isControl ? reader(keyPath(), back) : sender(back),
       isSharedKeyPath: keyPath() === keyPath(),
       recipe: conversion.map { .init($0, isWritable: false, isControl: isControl) })
@@ -86,19 +88,39 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     { object in object[keyPath: keyPath] }
   }
 
+  // A control's writer marks its member overwritten (`store`); each closure captures only its
+  // key path and conversion.
   @inlinable
   @inline(__always)
   static func writer(
-    _ keyPath: ReferenceWritableKeyPath<Object, Target>, _ convert: @escaping (Value) -> Target?
+    _ keyPath: ReferenceWritableKeyPath<Object, Target>, _ convert: @escaping (Value) -> Target?,
+    isControl: Bool
   ) -> WriteThunk {
-    { object, value, member in
-      let value = value.assumingMemoryBound(to: Value.self).pointee
-      guard var converted = convert(value) else {
-        member.conversionFailed(value, from: Value.self, to: Target.self, back: false)
-        return
+    if isControl {
+      return { object, value, member in
+        convertAndStore(value, convert, at: keyPath, in: object, member, isControl: true)
       }
-      store(&converted, at: keyPath, in: unsafeDowncast(object, to: Object.self), member)
     }
+    return { object, value, member in
+      convertAndStore(value, convert, at: keyPath, in: object, member, isControl: false)
+    }
+  }
+
+  @inlinable
+  @inline(__always)
+  static func convertAndStore(
+    _ value: UnsafeRawPointer, _ convert: (Value) -> Target?,
+    at keyPath: ReferenceWritableKeyPath<Object, Target>, in object: AnyObject, _ member: Member,
+    isControl: Bool
+  ) {
+    let value = value.assumingMemoryBound(to: Value.self).pointee
+    guard var converted = convert(value) else {
+      member.conversionFailed(value, from: Value.self, to: Target.self, back: false)
+      return
+    }
+    store(
+      &converted, at: keyPath, in: unsafeDowncast(object, to: Object.self), member,
+      isControl: isControl)
   }
 
   // Writes `value` unless the property already holds an equal one.
@@ -106,7 +128,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @inline(__always)
   static func store(
     _ value: inout Target, at keyPath: ReferenceWritableKeyPath<Object, Target>,
-    in object: Object, _ member: Member
+    in object: Object, _ member: Member, isControl: Bool
   ) {
     var current = object[keyPath: keyPath]
     if bindIsEqual(&current, &value) {
@@ -117,6 +139,10 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     member.isWriting = true
     object[keyPath: keyPath] = value
     member.isWriting = false
+    // A control sends what it reads when its event fires: a change of it made before this
+    // write and still to be delivered no longer is what it holds (`Member.isOverwritten`; a
+    // `@Bound` member is marked by its setter's echo).
+    if isControl { member.markOverwritten() }
   }
 
   // Sends the value a `@Bound` property's token passes.
@@ -173,7 +199,7 @@ extension MemberThunks where Target == Value {
     _ keyPath: () -> ReferenceWritableKeyPath<Object, Value>, isControl: Bool = false
   ) -> Self {
     Self(
-      read: getter(keyPath()), write: writer(keyPath()),
+      read: getter(keyPath()), write: writer(keyPath(), isControl: isControl),
       send: isControl ? reader(keyPath()) : sender, isSharedKeyPath: keyPath() === keyPath(),
       recipe: MemberThunksRecipe(.same, isWritable: true, isControl: isControl))
   }
@@ -183,17 +209,29 @@ extension MemberThunks where Target == Value {
   static func readable(_ keyPath: () -> KeyPath<Object, Value>, isControl: Bool = false) -> Self {
     let writable = keyPath() as? ReferenceWritableKeyPath<Object, Value>
     return Self(
-      read: getter(keyPath()), write: writable.map { writer($0) },
+      read: getter(keyPath()), write: writable.map { writer($0, isControl: isControl) },
       send: isControl ? reader(keyPath()) : sender, isSharedKeyPath: keyPath() === keyPath(),
       recipe: MemberThunksRecipe(.same, isWritable: false, isControl: isControl))
   }
 
   @inlinable
   @inline(__always)
-  static func writer(_ keyPath: ReferenceWritableKeyPath<Object, Value>) -> WriteThunk {
-    { object, value, member in
+  static func writer(
+    _ keyPath: ReferenceWritableKeyPath<Object, Value>, isControl: Bool
+  ) -> WriteThunk {
+    if isControl {
+      return { object, value, member in
+        var value = value.assumingMemoryBound(to: Value.self).pointee
+        store(
+          &value, at: keyPath, in: unsafeDowncast(object, to: Object.self), member,
+          isControl: true)
+      }
+    }
+    return { object, value, member in
       var value = value.assumingMemoryBound(to: Value.self).pointee
-      store(&value, at: keyPath, in: unsafeDowncast(object, to: Object.self), member)
+      store(
+        &value, at: keyPath, in: unsafeDowncast(object, to: Object.self), member,
+        isControl: false)
     }
   }
 

@@ -6,11 +6,14 @@ import Foundation
 /// manner of Rust's loom, over ChainBind's own code.
 ///
 /// Each thread runs until it reaches a schedule point: ChainBind's (a change on its way into a
-/// chain, work for a delivery, a new member's initial sync; `Bind.withSchedulePoints`) or one the
-/// scenario puts in its user code (`point()` in a getter, a setter, a sink). There the explorer
-/// picks which thread goes on. Every other thread is stopped at a point meanwhile, and ChainBind
-/// holds none of its locks at one, so a run is deterministic for a given sequence of picks. The
-/// explorer runs the scenario again for each sequence, depth first, until it has run them all.
+/// chain or its actor's queue, work for a delivery, a new member's initial sync, a dying token;
+/// `Bind.withSchedulePoints`) or one the scenario puts in its user code (`point()` in a getter, a
+/// setter, a sink). There the explorer picks which thread goes on. Every other thread is stopped
+/// at a point meanwhile, and ChainBind holds none of its locks at one, so a run is deterministic
+/// for a given sequence of picks. The explorer runs the scenario again for each sequence, depth
+/// first, until it has run them all. A scenario must not hold a lock of its own across code that
+/// may reach a point (a release may run a token's deinit): a thread stopped there would block the
+/// others, which the explorer reports as a deadlock.
 final class Explorer: @unchecked Sendable {
   /// What one run of the scenario found wrong, with the picks that led there.
   struct Failure: CustomStringConvertible {
