@@ -90,7 +90,7 @@ final class Member: @unchecked Sendable {
   @inlinable
   func markOverwritten() { pins.bitwiseOr(Self.overwritten, ordering: .relaxed) }
 
-  // A set of the property: what the chain wrote before it is gone.
+  // A set of the property, or a control's event: what the chain wrote before it is gone.
   @inlinable
   func clearOverwritten() {
     if _slowPath(isOverwritten) { pins.bitwiseAnd(~Self.overwritten, ordering: .relaxed) }

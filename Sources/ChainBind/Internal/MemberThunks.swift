@@ -221,18 +221,24 @@ extension MemberThunks where Target == Value {
   ) -> WriteThunk {
     if isControl {
       return { object, value, member in
-        var value = value.assumingMemoryBound(to: Value.self).pointee
-        store(
-          &value, at: keyPath, in: unsafeDowncast(object, to: Object.self), member,
-          isControl: true)
+        storeValue(value, at: keyPath, in: object, member, isControl: true)
       }
     }
     return { object, value, member in
-      var value = value.assumingMemoryBound(to: Value.self).pointee
-      store(
-        &value, at: keyPath, in: unsafeDowncast(object, to: Object.self), member,
-        isControl: false)
+      storeValue(value, at: keyPath, in: object, member, isControl: false)
     }
+  }
+
+  @inlinable
+  @inline(__always)
+  static func storeValue(
+    _ value: UnsafeRawPointer, at keyPath: ReferenceWritableKeyPath<Object, Value>,
+    in object: AnyObject, _ member: Member, isControl: Bool
+  ) {
+    var value = value.assumingMemoryBound(to: Value.self).pointee
+    store(
+      &value, at: keyPath, in: unsafeDowncast(object, to: Object.self), member,
+      isControl: isControl)
   }
 
   @inlinable
