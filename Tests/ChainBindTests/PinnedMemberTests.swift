@@ -18,6 +18,24 @@ private final class Resettable: @unchecked Sendable {
   func replaceStorage() { _value = Bound(wrappedValue: value) }
 }
 
+/// Binds `source` into `receiver` through a conversion that holds a canary.
+///
+/// The conversion runs `during` for each change it sends. Returns the canary, weakly: alive
+/// while the member is.
+private func bindHoldingCanary(
+  _ receiver: Receiver, _ source: Resettable, during: @escaping () -> Void
+) -> () -> Canary? {
+  let bird = Canary()
+  Bind.inout(receiver, \.value).in(
+    source, \.value,
+    back: { value in
+      withExtendedLifetime(bird) {}
+      during()
+      return value
+    })
+  return { [weak bird] in bird }
+}
+
 private final class Receiver: @unchecked Sendable {
   @Bound var value = 0
 }
@@ -28,24 +46,13 @@ struct PinnedMemberTests {
   func unboundByItsConversion() {
     let receiver = Receiver()
     let source = Resettable()
-    weak var canary: Canary?
-    do {
-      let bird = Canary()
-      canary = bird
-      Bind.inout(receiver, \.value).in(
-        source, \.value,
-        back: { [unowned source] value in
-          withExtendedLifetime(bird) {}
-          Bind.unbind(source)
-          return value
-        })
-    }
+    let canary = bindHoldingCanary(receiver, source) { [unowned source] in Bind.unbind(source) }
 
     source.value = 5
 
     // Made while it was a member: delivered all the same (Docs/Semantics.md, "Propagation").
     #expect(receiver.value == 5)
-    #expect(canary == nil)
+    #expect(canary() == nil)
     source.value = 6
     #expect(receiver.value == 5)
   }
@@ -56,52 +63,34 @@ struct PinnedMemberTests {
     let source = Resettable()
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
-    weak var canary: Canary?
-    do {
-      let bird = Canary()
-      canary = bird
-      Bind.inout(receiver, \.value).in(
-        source, \.value,
-        back: { value in
-          withExtendedLifetime(bird) {}
-          entered.signal()
-          proceed.wait()
-          return value
-        })
+    let canary = bindHoldingCanary(receiver, source) {
+      entered.signal()
+      proceed.wait()
     }
 
     let done = startThread { source.value = 5 }
     entered.wait()  // the set is in its conversion, its member pinned
     Bind.unbind(source)
-    #expect(canary != nil)
+    #expect(canary() != nil)
     proceed.signal()
     done.wait()
 
     #expect(receiver.value == 5)
-    #expect(canary == nil)
+    #expect(canary() == nil)
   }
 
   @Test("its token released with the storage during the set: kept until the set ends")
   func storageReplacedDuringSet() {
     let receiver = Receiver()
     let source = Resettable()
-    weak var canary: Canary?
-    do {
-      let bird = Canary()
-      canary = bird
-      Bind.inout(receiver, \.value).in(
-        source, \.value,
-        back: { [unowned source] value in
-          withExtendedLifetime(bird) {}
-          source.replaceStorage()
-          return value
-        })
+    let canary = bindHoldingCanary(receiver, source) { [unowned source] in
+      source.replaceStorage()
     }
 
     source.value = 5
 
     #expect(receiver.value == 5)
-    #expect(canary == nil)
+    #expect(canary() == nil)
     source.value = 6  // the new storage is not bound
     #expect(receiver.value == 5)
   }
