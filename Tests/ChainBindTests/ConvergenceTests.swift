@@ -13,10 +13,10 @@ import Testing
 private final class Sums: @unchecked Sendable {
   @Bound var a = 0
   @Bound var b = 0
-  let hook = LockedBox<(@Sendable (Int) -> Void)?>(nil)
+  let hook = Hook<Int>()
   var sum: Int {
     let value = a + b
-    hook.withLock { $0 }?(value)
+    hook(value)
     return value
   }
 }
@@ -27,9 +27,9 @@ private final class Gauge: @unchecked Sendable {
 }
 
 private final class Inner: @unchecked Sendable {
-  let hook = LockedBox<(@Sendable (String) -> Void)?>(nil)
+  let hook = Hook<String>()
   @Bound var text: String {
-    willSet { hook.withLock { $0 }?(newValue) }
+    willSet { hook(newValue) }
   }
   init(_ text: String) { self.text = text }
 }
@@ -71,19 +71,17 @@ struct ConvergenceTests {
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
     // Held in the getter: the other thread's re-read, once it has read 1.
-    sums.hook.withLock {
-      $0 = { value in
-        guard value == 1 else { return }
-        entered.signal()
-        proceed.wait()
-      }
+    sums.hook.set { value in
+      guard value == 1 else { return }
+      entered.signal()
+      proceed.wait()
     }
     let done = startThread { sums.a = 1 }
     entered.wait()  // the other thread has read 1 and not delivered it yet
     sums.b = 10  // this thread never waits for it: the re-read is queued for it
     proceed.signal()
     done.wait()
-    sums.hook.withLock { $0 = nil }
+    sums.hook.set(nil)
     #expect(sums.sum == 11)
     #expect(gauge.value == 11)
     #expect(chain.currentValue == 11)
@@ -98,20 +96,18 @@ struct ConvergenceTests {
     let reads = LockedBox(0)
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
-    sums.hook.withLock {
-      $0 = { value in
-        reads.withLock { $0 += 1 }
-        guard value == 1 else { return }
-        entered.signal()
-        proceed.wait()
-      }
+    sums.hook.set { value in
+      reads.withLock { $0 += 1 }
+      guard value == 1 else { return }
+      entered.signal()
+      proceed.wait()
     }
     let delivering = startThread { sums.a = 1 }
     entered.wait()  // the other thread is inside its re-read
     for b in 10...14 { sums.b = b }  // five changes while it reads: one re-read waits for them
     proceed.signal()
     delivering.wait()
-    sums.hook.withLock { $0 = nil }
+    sums.hook.set(nil)
     #expect(reads.withLock { $0 } == 2)
     #expect(gauge.value == 15)
     #expect(chain.currentValue == 15)
@@ -130,16 +126,14 @@ struct ConvergenceTests {
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
     let isBinding = LockedBox(true)
-    sums.hook.withLock {
-      $0 = { _ in
-        let read = reads.withLock {
-          $0 += 1
-          return $0
-        }
-        guard read == heldRead, isBinding.withLock({ $0 }) else { return }
-        entered.signal()
-        proceed.wait()
+    sums.hook.set { _ in
+      let read = reads.withLock {
+        $0 += 1
+        return $0
       }
+      guard read == heldRead, isBinding.withLock({ $0 }) else { return }
+      entered.signal()
+      proceed.wait()
     }
     let binding = LockedBox<Chain<Int>?>(nil)
     let done = startThread { binding.withLock { $0 = Bind.in(sums, \.sum).out(gauge, \.value) } }
@@ -160,7 +154,7 @@ struct ConvergenceTests {
     }
     held.wait()
     setter.wait()
-    sums.hook.withLock { $0 = nil }
+    sums.hook.set(nil)
     #expect(sums.sum == 5)
     #expect(gauge.value == 5)
     binding.withLock { $0?.unbind() }
@@ -176,19 +170,17 @@ struct ConvergenceTests {
     let proceed = DispatchSemaphore(value: 0)
     let first = outer.inner
     // Held as the chain writes "typed" into the nested path, before the store.
-    first.hook.withLock {
-      $0 = { newValue in
-        guard newValue == "typed" else { return }
-        entered.signal()
-        proceed.wait()
-      }
+    first.hook.set { newValue in
+      guard newValue == "typed" else { return }
+      entered.signal()
+      proceed.wait()
     }
     let delivering = startThread { source.text = "typed" }
     entered.wait()
     outer.inner = Inner("replaced")  // this thread replaces the link meanwhile
     proceed.signal()
     delivering.wait()
-    first.hook.withLock { $0 = nil }
+    first.hook.set(nil)
     // The chain ends at what the path reads now: the new link's value, everywhere.
     #expect(outer.inner.text == "replaced")
     #expect(chain.currentValue == "replaced")
@@ -301,18 +293,16 @@ struct IsolatedConvergenceTests {
     let replaced = LockedBox(false)
     // Held on the main thread as the chain writes "typed" into the path, while another thread
     // replaces the link.
-    first.hook.withLock {
-      $0 = { newValue in
-        guard newValue == "typed" else { return }
-        let replacing = startThread {
-          outer.inner = Inner("replaced")
-          replaced.withLock { $0 = true }
-        }
-        replacing.wait()  // its change was queued for the actor: it did not wait for it
+    first.hook.set { newValue in
+      guard newValue == "typed" else { return }
+      let replacing = startThread {
+        outer.inner = Inner("replaced")
+        replaced.withLock { $0 = true }
       }
+      replacing.wait()  // its change was queued for the actor: it did not wait for it
     }
     source.text = "typed"
-    first.hook.withLock { $0 = nil }
+    first.hook.set(nil)
     #expect(replaced.withLock { $0 })
     // The actor runs the re-read queued for it.
     var turns = 0

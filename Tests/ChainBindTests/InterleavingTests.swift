@@ -55,10 +55,10 @@ private final class Source: @unchecked Sendable {
 /// A view whose computed `display` reads `outer.inner.text`, with a hook after the read.
 private final class LinkView: @unchecked Sendable {
   let outer = Outer()
-  let hook = LockedBox<(@Sendable (String) -> Void)?>(nil)
+  let hook = Hook<String>()
   var display: String {
     let text = outer.inner.text
-    hook.withLock { $0 }?(text)
+    hook(text)
     return text
   }
 }
@@ -251,12 +251,10 @@ struct InterleavingTests {
     let rereading = DispatchSemaphore(value: 0)
     let reread = DispatchSemaphore(value: 0)
     // Held in the re-read's getter, after it read the new link and before it observes it.
-    view.hook.withLock {
-      $0 = { text in
-        guard text == "second" else { return }
-        rereading.signal()
-        reread.wait()
-      }
+    view.hook.set { text in
+      guard text == "second" else { return }
+      rereading.signal()
+      reread.wait()
     }
     let replacing = startThread { view.outer.inner = second }
     rereading.wait()
@@ -266,7 +264,7 @@ struct InterleavingTests {
       reread.signal()  // observes the new link, stops observing the dying one
       replacing.wait()
     }
-    view.hook.withLock { $0 = nil }
+    view.hook.set(nil)
     #expect(firstGone == nil)
     #expect(label.text == "second")
     second.text = "third"  // observed: the re-read's observation holds

@@ -144,6 +144,33 @@ final class LockedBox<Value>: @unchecked Sendable {
   }
 }
 
+/// A closure a test puts in user code (a getter, a setter), installed and called from any thread.
+///
+/// Not a `LockedBox` of the closure: `withLock` passes its state `inout` through a generic
+/// parameter, which wraps a closure in two more thunks on every call (Docs/Architecture.md,
+/// "Locks"). Here the closure is read and called inside code generic over the same `Argument`.
+final class Hook<Argument>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var body: (@Sendable (Argument) -> Void)?
+
+  /// Installs `body`, or removes the hook (nil).
+  func set(_ body: (@Sendable (Argument) -> Void)?) {
+    lock.lock()
+    let replaced = self.body
+    self.body = body
+    lock.unlock()
+    withExtendedLifetime(replaced) {}
+  }
+
+  /// Calls the installed closure, if any, after unlocking.
+  func callAsFunction(_ argument: Argument) {
+    lock.lock()
+    let body = self.body
+    lock.unlock()
+    body?(argument)
+  }
+}
+
 /// Starts `body` on a new thread; the returned semaphore is signalled when it has finished.
 func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
   let done = DispatchSemaphore(value: 0)
