@@ -94,13 +94,13 @@ extension Bind {
   public static func withSchedulePoints<Result>(
     _ scheduler: @escaping @Sendable () -> Void, _ body: () -> Result
   ) -> Result {
-    SchedulePoint.scheduler.withLock { $0 = scheduler }
+    SchedulePoint.install(SchedulePoint.Scheduler(scheduler))
     openBatches.add(1, ordering: .relaxed)
     SchedulePoint.isInstalled.store(true, ordering: .releasing)
     let result = body()
     SchedulePoint.isInstalled.store(false, ordering: .releasing)
     openBatches.subtract(1, ordering: .relaxed)
-    SchedulePoint.scheduler.withLock { $0 = nil }
+    SchedulePoint.install(nil)
     return result
   }
 }

@@ -194,18 +194,26 @@ public enum Bind {
   }
 }
 
-// The process-wide fallback handler, inside a lock ThreadSanitizer sees.
+// The process-wide fallback handler, inside a lock ThreadSanitizer sees. The lock holds a box,
+// not the closure: a closure in `Locked`'s generic state is rewrapped by every `withLock`
+// (Docs/Architecture.md, "Locks").
 private final class FallbackHandler: Sendable {
   static let shared = FallbackHandler()
 
-  private let stored = Locked<@Sendable (BindingError) -> Void>(defaultReporter)
+  private final class Box: Sendable {
+    let handler: @Sendable (BindingError) -> Void
+    init(_ handler: @escaping @Sendable (BindingError) -> Void) { self.handler = handler }
+  }
+
+  private let stored = Locked(Box(defaultReporter))
 
   var handler: @Sendable (BindingError) -> Void {
-    get { stored.withLock { $0 } }
+    get { stored.withLock { $0 }.handler }
     set {
-      let replaced = stored.withLock { handler in
-        defer { handler = newValue }
-        return handler
+      let box = Box(newValue)
+      let replaced = stored.withLock { stored in
+        defer { stored = box }
+        return stored
       }
       // Released after unlocking: its captures' deinits may read or set this handler.
       withExtendedLifetime(replaced) {}

@@ -13,7 +13,14 @@ import Synchronization
 // and so runs every interleaving of a few threads' steps (InterleavingTests).
 @usableFromInline
 enum SchedulePoint {
-  static let scheduler = Locked<(@Sendable () -> Void)?>(nil)
+  // The lock holds a box, not the closure: a closure in `Locked`'s generic state is rewrapped by
+  // every `withLock` (Docs/Architecture.md, "Locks").
+  final class Scheduler: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+  }
+
+  static let scheduler = Locked<Scheduler?>(nil)
   static let isInstalled = Atomic<Bool>(false)
 
   @usableFromInline
@@ -21,7 +28,17 @@ enum SchedulePoint {
   static func reach() {
     guard isInstalled.load(ordering: .acquiring), let scheduler = scheduler.withLock({ $0 })
     else { return }
-    scheduler()
+    scheduler.run()
+  }
+
+  // Installs `scheduler`, or removes the one installed (nil); the one replaced is released
+  // after unlocking, as what it captured may reach a point in its deinit.
+  static func install(_ scheduler: Scheduler?) {
+    let replaced = self.scheduler.withLock { stored in
+      defer { stored = scheduler }
+      return stored
+    }
+    withExtendedLifetime(replaced) {}
   }
 }
 

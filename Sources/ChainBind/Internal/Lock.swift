@@ -7,6 +7,10 @@ import Synchronization
 // State that lives inside its lock: the registry's tables, a control's subscriptions, the
 // fallback error handler. Their holds include hash-table work, so waiting threads sleep.
 //
+// Never a closure, nor an optional or tuple of one: `withLock` passes the state `inout` through a
+// generic parameter, and Swift rewraps a function-typed state in two thunks at every call. Keep a
+// closure in a final class box (Docs/Architecture.md, "Locks"; `.ci/check-locks`).
+//
 // @unchecked Sendable: `state` is touched only inside `withLock`.
 final class Locked<State>: @unchecked Sendable {
   private let mutex = PlatformMutex()
