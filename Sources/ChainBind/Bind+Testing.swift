@@ -1,3 +1,5 @@
+import Synchronization
+
 // Entry points for ChainBind's own tests, out of the public API: `@_spi(Testing) import ChainBind`.
 
 /// A registry of chains of its own, so that a test's counts stay exact while other tests bind.
@@ -103,4 +105,46 @@ extension Bind {
     SchedulePoint.install(nil)
     return result
   }
+}
+
+extension Bind {
+  /// Runs `body` with the lines ChainBind writes to standard error on this task (the default
+  /// fallback error handler's reports, `trace()`'s events) handed to `capture` instead.
+  ///
+  /// Other tasks and threads still write to standard error, so tests that run in parallel keep
+  /// their output apart.
+  ///
+  /// ```swift
+  /// Bind.withStandardErrorCaptured({ line in lines.append(line) }) {
+  ///   field.userTypes("12a")   // lines: ["ChainBind: chain Model.int#4, member ...: cannot convert ..."]
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - capture: Called with each line, without its line feed.
+  ///   - body: The code whose lines to capture.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws.
+  @_spi(Testing)
+  public static func withStandardErrorCaptured<Result>(
+    _ capture: @escaping @Sendable (String) -> Void, _ body: () throws -> Result
+  ) rethrows -> Result {
+    StandardErrorCapture.openCount.add(1, ordering: .relaxed)
+    defer { StandardErrorCapture.openCount.subtract(1, ordering: .relaxed) }
+    return try StandardErrorCapture.$current.withValue(
+      StandardErrorCapture(capture), operation: body)
+  }
+}
+
+// A test's capture of this task's standard error (`Bind.withStandardErrorCaptured`). A class of
+// its own holds the closure, as every closure kept process-wide (Docs/Architecture.md, "Locks").
+final class StandardErrorCapture: Sendable {
+  @TaskLocal static var current: StandardErrorCapture?
+  // How many captures are open, in every task: a write looks the task-local value up only while
+  // this is not zero.
+  static let openCount = Atomic<Int>(0)
+
+  let write: @Sendable (String) -> Void
+
+  init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
 }

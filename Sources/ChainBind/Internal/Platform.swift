@@ -84,8 +84,14 @@ func yieldProcessor() {
   #endif
 }
 
-// Writes `line` and a line feed to standard error in as few writes as the system allows.
+// Writes `line` and a line feed to standard error in as few writes as the system allows, or
+// hands `line` to the capture of a test running on this task (`Bind.withStandardErrorCaptured`).
 func writeToStandardError(_ line: String) {
+  if StandardErrorCapture.openCount.load(ordering: .relaxed) > 0,
+    let capture = StandardErrorCapture.current
+  {
+    return capture.write(line)
+  }
   var line = line
   line.append("\n")
   line.withUTF8 { bytes in
