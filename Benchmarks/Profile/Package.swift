@@ -12,8 +12,10 @@ let package = Package(
   targets: [
     .executableTarget(
       name: "HotPathProfile",
-      dependencies: [.product(name: "ChainBind", package: "ChainBind")]
-    )
+      dependencies: [.product(name: "ChainBind", package: "ChainBind"), "MallocStats"]
+    ),
+    // The heap's bytes in use, for the soak mode (`mallinfo2` is not in Swift's Glibc module).
+    .target(name: "MallocStats"),
   ],
   swiftLanguageModes: [.v6]
 )

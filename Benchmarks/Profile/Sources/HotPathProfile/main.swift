@@ -60,6 +60,12 @@
 //                                               what tracing costs (values described)
 //   HotPathProfile batch [N]                   `chainbind`'s N sets made in batches of 100
 //                                               (`Bind.batch`): one delivery per batch
+//   HotPathProfile soak [N [NAME]]             every everyday operation (or those whose name
+//                                               contains NAME) N times (default 120 000) in 6
+//                                               blocks; prints each one's first and last block
+//                                               and its memory growth, and exits 1 when a last
+//                                               block costs more than 2 × its first or memory
+//                                               grows (Soak.swift)
 //   HotPathProfile values|valuesstream [N]     N sets of a chain with one `values` iterator
 //                                               that keeps the latest value (valuesstream: the
 //                                               hand-written peer, a sink yielding into an
@@ -554,7 +560,7 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       "churn", "churnobservable", "churnnested", "churn2", "computed2", "scaling",
       "memoryobservable", "objectsobservable", "memory", "mainactor", "list1", "list10",
       "listshuffle", "listdk", "stepsdk", "difference1", "difference10", "differenceshuffle",
-      "differencedk", "traced", "batch", "values", "valuesstream",
+      "differencedk", "traced", "batch", "values", "valuesstream", "soak",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
@@ -577,6 +583,8 @@ let kind = args.count > 1 ? args[1] : "chainbind"
 let n = args.count > 2 ? Int(args[2]) ?? 100_000 : 100_000
 if kind == "mainactor" {
   profileOnMainActor(n)
+} else if kind == "soak" {
+  startSoak(uses: args.count > 2 ? n : 120_000, only: args.count > 3 ? args[3] : nil)
 } else {
   profile(kind, n)
 }
