@@ -211,9 +211,9 @@ private final class FallbackHandler: Sendable {
     get { stored.withLock { $0 }.handler }
     set {
       let box = Box(newValue)
-      let replaced = stored.withLock { stored in
-        defer { stored = box }
-        return stored
+      let replaced = stored.withLock { current in
+        defer { current = box }
+        return current
       }
       // Released after unlocking: its captures' deinits may read or set this handler.
       withExtendedLifetime(replaced) {}

@@ -34,9 +34,9 @@ enum SchedulePoint {
   // Installs `scheduler`, or removes the one installed (nil); the one replaced is released
   // after unlocking, as what it captured may reach a point in its deinit.
   static func install(_ scheduler: Scheduler?) {
-    let replaced = self.scheduler.withLock { stored in
-      defer { stored = scheduler }
-      return stored
+    let replaced = self.scheduler.withLock { current in
+      defer { current = scheduler }
+      return current
     }
     withExtendedLifetime(replaced) {}
   }
