@@ -13,32 +13,47 @@ import Synchronization
 // and so runs every interleaving of a few threads' steps (InterleavingTests).
 @usableFromInline
 enum SchedulePoint {
-  // The lock holds a box, not the closure: a closure in `Locked`'s generic state is rewrapped by
+  // The closure lives in a box of its own: a closure as `Locked`'s generic state is rewrapped by
   // every `withLock` (Docs/Architecture.md, "Locks").
   final class Scheduler: Sendable {
     let run: @Sendable () -> Void
     init(_ run: @escaping @Sendable () -> Void) { self.run = run }
   }
 
-  static let scheduler = Locked<Scheduler?>(nil)
   static let isInstalled = Atomic<Bool>(false)
+  // The installed box's address, retained (0: none), and how many threads are reading it. Read
+  // without a lock: every change of every thread reaches a point while a scheduler is installed,
+  // and a mutex taken at each one made threads queue behind a test that reached 300 000.
+  private static let installed = Atomic<UInt>(0)
+  private static let readers = Atomic<Int>(0)
 
   @usableFromInline
   @inline(never)
   static func reach() {
-    guard isInstalled.load(ordering: .acquiring), let scheduler = scheduler.withLock({ $0 })
+    guard isInstalled.load(ordering: .acquiring) else { return }
+    // Counted before the load: `install` releases a box it replaced only once no thread is.
+    readers.add(1, ordering: .sequentiallyConsistent)
+    defer { readers.subtract(1, ordering: .sequentiallyConsistent) }
+    guard
+      let address = UnsafeRawPointer(
+        bitPattern: installed.load(ordering: .sequentiallyConsistent))
     else { return }
-    scheduler.run()
+    Unmanaged<Scheduler>.fromOpaque(address).takeUnretainedValue().run()
   }
 
-  // Installs `scheduler`, or removes the one installed (nil); the one replaced is released
-  // after unlocking, as what it captured may reach a point in its deinit.
+  // Installs `scheduler`, or removes the one installed (nil). The one replaced is released once
+  // no thread reads it, after at most a second of waiting: a thread stopped in it for good (a
+  // deadlock a test reports) leaves it to the process instead.
   static func install(_ scheduler: Scheduler?) {
-    let replaced = self.scheduler.withLock { current in
-      defer { current = scheduler }
-      return current
+    let address = scheduler.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+    let replaced = installed.exchange(address, ordering: .sequentiallyConsistent)
+    guard let replaced = UnsafeRawPointer(bitPattern: replaced) else { return }
+    let deadline = ContinuousClock.now + .seconds(1)
+    while readers.load(ordering: .sequentiallyConsistent) > 0 {
+      guard ContinuousClock.now < deadline else { return }
+      yieldProcessor()
     }
-    withExtendedLifetime(replaced) {}
+    Unmanaged<Scheduler>.fromOpaque(replaced).release()
   }
 }
 
