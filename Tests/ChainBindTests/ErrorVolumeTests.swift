@@ -2,66 +2,101 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 // Docs/Semantics.md, "Errors": the closures ChainBind keeps process-wide (the fallback error
 // handler, a test's scheduler) cost the same at their 300 000th use as at their first. Issue #28:
 // each read of the fallback handler wrapped it in two more reabstraction thunks, so each report
 // ran deeper and slower than the one before, and about 200 000 of them overflowed the stack.
 //
-// No timing: each test records the stack depth at which the kept closure runs. Rewrapped, it ran
-// a few dozen bytes deeper at every use, so a test stops and fails once the depth has moved by
-// more than `depthLimit`, a few hundred uses in, rather than crash or run for minutes.
+// No timing: each test counts how many frames deep the kept closure runs, every 256th use.
+// Rewrapped, it ran two frames deeper at every use, so a test stops and fails at its 256th use
+// rather than crash or run for minutes. Frames, not stack addresses: AddressSanitizer moves
+// locals to a stack of its own.
 
 /// Uses of a kept closure per test.
 private let uses = 300_000
 
-/// How far apart, in bytes, the deepest and the shallowest of a closure's calls may be: the calls
-/// come by the same path every time, and their depth moves by a frame or two at most.
-private let depthLimit: UInt = 16 * 1024
+/// How many frames the deepest and the shallowest of a closure's sampled calls may be apart: the
+/// calls come by the same path every time.
+private let frameLimit = 8
 
 /// Texts that no `Int` is: each one a `.backConversionFailed` report.
 private let rejectedTexts = ["a", "12a", "4.2", "", " x ", "1e3", "--1", "٣"]
 
-/// The address of a local of this frame: how deep the stack is (it grows down).
-@inline(never)
-private func stackAddress() -> UInt {
-  var marker = 0
-  return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+/// `backtrace(3)`, looked up by name (Swift's Glibc module leaves it out), as an address.
+private let backtraceAddress: UInt = {
+  #if canImport(Darwin)
+    let everywhere = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+  #else
+    let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+  #endif
+  return UInt(bitPattern: dlsym(everywhere, "backtrace"))
+}()
+
+/// How many frames deep the calling thread is.
+private func stackFrames() -> Int {
+  typealias Backtrace =
+    @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
+  guard let function = UnsafeRawPointer(bitPattern: backtraceAddress) else { return 0 }
+  var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 8_192)
+  return Int(unsafeBitCast(function, to: Backtrace.self)(&frames, Int32(frames.count)))
 }
 
-/// The calls of a closure ChainBind keeps: how many, and how deep in the stack they ran.
+/// The calls of a closure ChainBind keeps: how many, and how many frames deep the sampled ones
+/// ran.
 private final class Depths: @unchecked Sendable {
   private let lock = NSLock()
+  private let samplesEveryCall: Bool
   private var calls = 0
-  private var deepest = UInt.max
-  private var shallowest = UInt.min
+  private var isSampling = true
+  private var fewest = Int.max
+  private var most = 0
 
-  /// Records a call, at the depth of its caller.
-  @inline(never)
+  /// - Parameter samplesEveryCall: Whether every call is sampled; if not, the first and each
+  ///   one after `sampleNextCall()`.
+  init(samplesEveryCall: Bool = false) { self.samplesEveryCall = samplesEveryCall }
+
+  func sampleNextCall() { lock.withLock { isSampling = true } }
+
+  /// Records a call.
   func record() {
-    let address = stackAddress()
-    lock.withLock {
+    let isSampled = lock.withLock {
       calls += 1
-      deepest = min(deepest, address)
-      shallowest = max(shallowest, address)
+      defer { isSampling = samplesEveryCall }
+      return isSampling
+    }
+    guard isSampled else { return }
+    let frames = stackFrames()
+    lock.withLock {
+      fewest = min(fewest, frames)
+      most = max(most, frames)
     }
   }
 
   var count: Int { lock.withLock { calls } }
 
-  /// How far apart the deepest and the shallowest calls were, in bytes.
-  var spread: UInt { lock.withLock { calls == 0 ? 0 : shallowest - deepest } }
+  /// How many frames apart the deepest and the shallowest sampled calls were.
+  var spread: Int { lock.withLock { most < fewest ? 0 : most - fewest } }
 }
 
-/// Runs `use` `count` times; stops, failing, once the calls `depths` records drift deeper.
+/// Runs `use` `count` times, sampling the depth of `depths`' calls every 256th use; stops,
+/// failing, once they run deeper than at first.
 private func repeatUses(
   _ count: Int, _ depths: Depths, sourceLocation: SourceLocation = #_sourceLocation,
   _ use: (Int) -> Void
 ) {
   for index in 0..<count {
+    let isSampled = index % 256 == 0
+    if isSampled { depths.sampleNextCall() }
     use(index)
-    if index % 256 == 255 && depths.spread > depthLimit {
+    if isSampled && depths.spread > frameLimit {
       Issue.record(
-        "after \(index + 1) uses the kept closure ran \(depths.spread) bytes deeper than at first",
+        "at use \(index + 1) the kept closure ran \(depths.spread) frames deeper than at first",
         sourceLocation: sourceLocation)
       return
     }
@@ -96,7 +131,7 @@ extension ErrorTests.Reporting {
   @Test func defaultFallbackHandlerCostsTheSameAtItsLastReport() {
     let (model, field, chain) = numberField()
     let released = releasedChain()
-    let typed = Depths()
+    let typed = Depths(samplesEveryCall: true)
     let added = Depths()
     let phase = Phase(typed)
     let lines = LockedBox<[String]>([])
@@ -111,10 +146,10 @@ extension ErrorTests.Reporting {
       field.userTypes("12a")
     }
     #expect(added.count == uses)
-    #expect(added.spread <= depthLimit)
+    #expect(added.spread <= frameLimit)
     // The typed report after all the others ran as deep as the one before them.
     #expect(typed.count == 2)
-    #expect(typed.spread <= depthLimit)
+    #expect(typed.spread <= frameLimit)
     // The field's `text` has observers: its name is the key path's printed form.
     let expected = (
       prefix: "ChainBind: chain \(chain.code), member TextField.",
@@ -131,7 +166,7 @@ extension ErrorTests.Reporting {
   @Test func usersFallbackHandlerCostsTheSameAtItsLastReportAndIsReplacedSafely() {
     let (model, field, chain) = numberField()
     let released = releasedChain()
-    let typed = Depths()
+    let typed = Depths(samplesEveryCall: true)
     let added = Depths()
     let (typedCode, addedCode) = (chain.code, released.code)
     let previous = Bind.fallbackErrorHandler
@@ -150,8 +185,8 @@ extension ErrorTests.Reporting {
     repeatUses(uses, added) { _ in _ = Bind.fallbackErrorHandler }
     field.userTypes("12a")
     #expect(typed.count == 2)
-    #expect(typed.spread <= depthLimit)
-    #expect(added.spread <= depthLimit)
+    #expect(typed.spread <= frameLimit)
+    #expect(added.spread <= frameLimit)
     // Replaced and released after all those uses: it released nested thunks recursively, and
     // crashed, when reads wrapped it.
     let replacement = Depths()
@@ -188,7 +223,7 @@ extension InterleavingTests {
     }
     // A set reaches one point or more.
     #expect(depths.count >= uses)
-    #expect(depths.spread <= depthLimit)
+    #expect(depths.spread <= frameLimit)
     #expect(target.int == model.int)
     chain.unbind()
   }
