@@ -15,7 +15,9 @@ let package = Package(
       dependencies: [.product(name: "ChainBind", package: "ChainBind"), "MallocStats"]
     ),
     // The heap's bytes in use, for the soak mode (`mallinfo2` is not in Swift's Glibc module).
-    .target(name: "MallocStats"),
+    // DWARF 4: clang's default, DWARF 5, is more than valgrind 3.19 can read, and it then gives
+    // up on the whole executable (`check-hotpath.sh`).
+    .target(name: "MallocStats", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
   ],
   swiftLanguageModes: [.v6]
 )
