@@ -97,9 +97,8 @@ extension Double: BindConvertible {
   /// number after trimming whitespace (as `Double(_:)` or `Float(_:)` parses it: `0.5`, `1e3`).
   ///
   /// ```swift
-  /// Double(bindPrimitive: .string("0.5"))     // 0.5
-  /// Double(bindPrimitive: .int(3))            // 3.0
-  /// Double(bindPrimitive: .string("4\0x"))    // nil: a NUL is not part of a number
+  /// Double(bindPrimitive: .string("0.5"))   // 0.5
+  /// Double(bindPrimitive: .int(3))          // 3.0
   /// ```
   ///
   /// - Parameter bindPrimitive: The value to convert.
@@ -112,9 +111,7 @@ extension Double: BindConvertible {
     case .double(let value): self = value
     case .float(let value): self = Double(value)
     case .string(let text):
-      guard let number = text.trimmedForFloatingPoint(), let parsed = Double(number) else {
-        return nil
-      }
+      guard let parsed = Double(text.trimmingBindWhitespace()) else { return nil }
       self = parsed
     }
   }
@@ -142,9 +139,7 @@ extension Float: BindConvertible {
     case .double(let value): self = Float(value)
     case .float(let value): self = value
     case .string(let text):
-      guard let number = text.trimmedForFloatingPoint(), let parsed = Float(number) else {
-        return nil
-      }
+      guard let parsed = Float(text.trimmingBindWhitespace()) else { return nil }
       self = parsed
     }
   }
@@ -242,18 +237,7 @@ extension Optional: BindConvertible where Wrapped: BindConvertible {
 }
 
 extension StringProtocol {
-  /// The text to hand `Double(_:)` or `Float(_:)`.
-  ///
-  /// It is without leading and trailing whitespace, or nil when it holds a NUL: their parser
-  /// reads a C string, which ends at the first NUL, and so takes `"4\0x"` for 4.
-  @usableFromInline
-  func trimmedForFloatingPoint() -> SubSequence? {
-    let trimmed = trimmingBindWhitespace()
-    return trimmed.utf8.contains(0) ? nil : trimmed
-  }
-
-  /// The text without leading and trailing whitespace (each `Character` whose `isWhitespace` is
-  /// true), as a slice (no copy).
+  /// The text without leading and trailing whitespace, as a slice (no copy).
   @usableFromInline
   func trimmingBindWhitespace() -> SubSequence {
     var start = startIndex

@@ -38,16 +38,17 @@ private enum Oracle {
   /// `Int(_:)` on the whole trimmed string.
   static func int(_ text: String) -> Int? { Int(trimmed(text)) }
 
-  /// `Double(_:)` on the whole trimmed string; a NUL anywhere fails.
+  /// `Double(_:)` on the whole trimmed string (Swift's parser, which stops at a NUL,
+  /// Docs/Semantics.md, "Details and limits").
   static func double(_ text: String) -> Double? {
     let number = trimmed(text)
-    return number.unicodeScalars.contains("\0") ? nil : Double(number)
+    return Double(number)
   }
 
-  /// `Float(_:)` on the whole trimmed string; a NUL anywhere fails.
+  /// `Float(_:)` on the whole trimmed string, as for `Double`.
   static func float(_ text: String) -> Float? {
     let number = trimmed(text)
-    return number.unicodeScalars.contains("\0") ? nil : Float(number)
+    return Float(number)
   }
 
   /// `true`, `yes`, `1`, `false`, `no`, `0`, in any letter case, trimmed.

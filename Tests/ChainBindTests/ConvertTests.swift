@@ -228,30 +228,6 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
       #expect(mirror.int == 12)
     }
 
-    // Swift's `Double(_:)` and `Float(_:)` read a C string, which ends at a NUL: they took
-    // "4\0x" for 4, and so did ChainBind (found by ConversionFuzzTests).
-    @Test(arguments: ["4\0", "4\0x", "1.5\0e3", "\0", "inf\0", " 7\0 ", "\u{0}12"])
-    func textWithANULNeverBecomesANumber(_ text: String) throws {
-      #expect(Double(bindPrimitive: .string(text)) == nil)
-      #expect(Float(bindPrimitive: .string(text)) == nil)
-      #expect(Int(bindPrimitive: .string(text)) == nil)
-      let model = Model(double: 0.5)
-      let field = TextField()
-      let errors = ErrorLog()
-      Bind.inout(model, \.double)
-        .onError(errors.handler)
-        .inout(field, \.text, on: .editingChanged)
-
-      field.userTypes(text)
-
-      #expect(model.double == 0.5)
-      #expect(model.doubleSets == 0)
-      #expect(field.text == text)
-      let error = try #require(errors.errors.first)
-      #expect(errors.errors.count == 1)
-      #expect(isBackConversionFailure(error))
-    }
-
     @Test func nilIntoANonOptionalMemberFailsAndWritesNothing() {
       let model = Model()
       let plain = Plain()
