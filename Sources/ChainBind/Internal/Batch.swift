@@ -21,39 +21,26 @@ enum SchedulePoint {
   }
 
   static let isInstalled = Atomic<Bool>(false)
-  // The installed box's address, retained (0: none), and how many threads are reading it. Read
-  // without a lock: every change of every thread reaches a point while a scheduler is installed,
-  // and a mutex taken at each one made threads queue behind a test that reached 300 000.
+  // The installed box's address (0: none), read without a lock: every change of every thread
+  // reaches a point while a scheduler is installed. Boxes are kept for good (a few per test
+  // process), so a thread that loaded one just before it was replaced still calls a live one.
   private static let installed = Atomic<UInt>(0)
-  private static let readers = Atomic<Int>(0)
+  private static let everInstalled = Locked<[Scheduler]>([])
 
   @usableFromInline
   @inline(never)
   static func reach() {
-    guard isInstalled.load(ordering: .acquiring) else { return }
-    // Counted before the load: `install` releases a box it replaced only once no thread is.
-    readers.add(1, ordering: .sequentiallyConsistent)
-    defer { readers.subtract(1, ordering: .sequentiallyConsistent) }
-    guard
-      let address = UnsafeRawPointer(
-        bitPattern: installed.load(ordering: .sequentiallyConsistent))
+    guard isInstalled.load(ordering: .acquiring),
+      let address = UnsafeRawPointer(bitPattern: installed.load(ordering: .acquiring))
     else { return }
-    Unmanaged<Scheduler>.fromOpaque(address).takeUnretainedValue().run()
+    Unretained<Scheduler>(address: address).with { $0.run() }
   }
 
-  // Installs `scheduler`, or removes the one installed (nil). The one replaced is released once
-  // no thread reads it, after at most a second of waiting: a thread stopped in it for good (a
-  // deadlock a test reports) leaves it to the process instead.
+  // Installs `scheduler`, or removes the one installed (nil).
   static func install(_ scheduler: Scheduler?) {
-    let address = scheduler.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
-    let replaced = installed.exchange(address, ordering: .sequentiallyConsistent)
-    guard let replaced = UnsafeRawPointer(bitPattern: replaced) else { return }
-    let deadline = ContinuousClock.now + .seconds(1)
-    while readers.load(ordering: .sequentiallyConsistent) > 0 {
-      guard ContinuousClock.now < deadline else { return }
-      yieldProcessor()
-    }
-    Unmanaged<Scheduler>.fromOpaque(replaced).release()
+    if let scheduler { everInstalled.withLock { $0.append(scheduler) } }
+    let address = scheduler.map { UInt(bitPattern: Unretained($0).address) } ?? 0
+    installed.store(address, ordering: .releasing)
   }
 }
 
