@@ -60,6 +60,16 @@ extension Chain {
     return false
   }
 
+  /// How many changes and other work wait for the chain's delivery: in its queue, and for its
+  /// actor. Bounded by its members and sinks, however many changes are made meanwhile.
+  @_spi(Testing)
+  public var pendingCount: Int { core.pendingCount }
+
+  /// Whether no thread delivers the chain and nothing waits for its delivery (a relay, or a job
+  /// for its actor, included).
+  @_spi(Testing)
+  public var isIdle: Bool { core.isIdle }
+
   /// How many list changes the chain computed for its list sinks, which share them; nil before
   /// a list sink is added.
   @_spi(Testing)
@@ -92,6 +102,9 @@ extension Bind {
   ///   - scheduler: Called at each point; it returns when the thread may go on.
   ///   - body: The code during which the scheduler is installed.
   /// - Returns: What `body` returns.
+  ///
+  /// While the scheduler is installed, what a call leaves for a relay (Docs/Semantics.md, "Fair
+  /// delivery") waits for ``runHeldRelays()`` instead of running on a thread of its own.
   @_spi(Testing)
   public static func withSchedulePoints<Result>(
     _ scheduler: @escaping @Sendable () -> Void, _ body: () -> Result
@@ -105,6 +118,17 @@ extension Bind {
     SchedulePoint.install(nil)
     return result
   }
+}
+
+extension Bind {
+  /// Runs, on this thread, the relays held while schedule points are installed
+  /// (``withSchedulePoints(_:_:)``), and those they start, until none is left.
+  ///
+  /// ```swift
+  /// explorer.run(threads); Bind.runHeldRelays(); check()
+  /// ```
+  @_spi(Testing)
+  public static func runHeldRelays() { Relay.runHeld() }
 }
 
 extension Bind {

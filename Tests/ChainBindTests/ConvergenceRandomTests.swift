@@ -139,6 +139,8 @@ struct ConvergenceRandomTests {
     let run = RandomRun()
     let done = run.start(seed: seed, steps: Self.steps)
     done.wait()
+    // Quiescence: what the threads' calls left to relays is delivered too.
+    #expect(run.waitUntilIdle())
     for failure in run.failures(seed: seed) { Issue.record(Comment(rawValue: failure)) }
     run.unbind()
   }
@@ -184,6 +186,12 @@ private final class RandomRun: @unchecked Sendable {
   func isolateToThisActor(isolation: isolated (any Actor)? = #isolation) {
     for target in chains { target.chain.onError { _ in } }
     for list in lists { list.onError { _ in } }
+  }
+
+  // Whether every chain is idle (within the watchdog's time).
+  func waitUntilIdle() -> Bool {
+    chains.allSatisfy { ChainBindTests.waitUntilIdle($0.chain) }
+      && lists.allSatisfy { ChainBindTests.waitUntilIdle($0) }
   }
 
   // Three threads of `steps` random operations; the group is done when they all are.

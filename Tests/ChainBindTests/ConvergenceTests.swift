@@ -82,6 +82,8 @@ struct ConvergenceTests {
     proceed.signal()
     done.wait()
     sums.hook.set(nil)
+    // The other thread's call delivered its own change; this one's waited for a relay.
+    #expect(waitUntilIdle(chain))
     #expect(sums.sum == 11)
     #expect(gauge.value == 11)
     #expect(chain.currentValue == 11)
@@ -107,6 +109,7 @@ struct ConvergenceTests {
     for b in 10...14 { sums.b = b }  // five changes while it reads: one re-read waits for them
     proceed.signal()
     delivering.wait()
+    #expect(waitUntilIdle(chain))  // the re-read waiting was left to a relay
     sums.hook.set(nil)
     #expect(reads.withLock { $0 } == 2)
     #expect(gauge.value == 15)
@@ -154,6 +157,8 @@ struct ConvergenceTests {
     }
     held.wait()
     setter.wait()
+    // The change was left to a relay by the binding call.
+    if let chain = binding.withLock({ $0 }) { #expect(waitUntilIdle(chain)) }
     sums.hook.set(nil)
     #expect(sums.sum == 5)
     #expect(gauge.value == 5)
@@ -180,6 +185,7 @@ struct ConvergenceTests {
     outer.inner = Inner("replaced")  // this thread replaces the link meanwhile
     proceed.signal()
     delivering.wait()
+    #expect(waitUntilIdle(chain))  // the replacement's re-read was left to a relay
     first.hook.set(nil)
     // The chain ends at what the path reads now: the new link's value, everywhere.
     #expect(outer.inner.text == "replaced")
@@ -225,6 +231,7 @@ struct ConvergenceTests {
     source.n = 2
     adderProceed.signal()
     adding.wait()
+    #expect(waitUntilIdle(chain))  // the first call was left to a relay
     adderThread.withLock { $0 = nil }  // the thread's block refers to the box: no cycle left
     #expect(!calls.overlapped)
     #expect(calls.values == [1, 2])
@@ -250,6 +257,7 @@ struct ConvergenceTests {
     delivering.wait()
     feed.items = [1, 2]
     feed.items = [2]
+    #expect(waitUntilIdle(chain))  // the first call was left to a relay
     let seen = changes.withLock { $0 }
     #expect(seen.first?.isInitial == true)
     for (previous, next) in zip(seen, seen.dropFirst()) {

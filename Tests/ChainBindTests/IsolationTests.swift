@@ -11,13 +11,13 @@ import Testing
 ///
 /// Not `Thread.isMainThread`: on Linux, once a program (a test runner) calls `dispatchMain()`,
 /// the main queue, and so the main actor, runs on other threads.
-private let mainQueueMark: DispatchSpecificKey<Int> = {
+let mainQueueMark: DispatchSpecificKey<Int> = {
   let key = DispatchSpecificKey<Int>()
   DispatchQueue.main.setSpecific(key: key, value: 42)
   return key
 }()
 
-private func isOnMainActor() -> Bool {
+func isOnMainActor() -> Bool {
   DispatchQueue.getSpecific(key: mainQueueMark) == 42
 }
 
@@ -138,7 +138,7 @@ struct MainActorIsolationTests {
     #expect(label.writes == [true, true])
   }
 
-  @Test("changes from another thread arrive in order, each one, with the last value last")
+  @Test("changes from another thread arrive in order, with the last value last")
   @MainActor
   func backgroundChangesKeepOrder() async {
     let download = Download()
@@ -151,7 +151,12 @@ struct MainActorIsolationTests {
       for step in 1...200 { download.progress = Double(step) }
     }
     await arrived.wait { $0 == 200 }
-    #expect(arrived.values == [0] + (1...200).map(Double.init))
+    // Changes that waited for the actor may coalesce: never an older after a newer
+    // (Docs/Semantics.md, "Fair delivery").
+    let values = arrived.values
+    #expect(values.first == 0)
+    #expect(values.last == 200)
+    #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 })
     #expect(arrived.onMain.allSatisfy { $0 })
     #expect(label.text == "200.0")
     #expect(label.writes.allSatisfy { $0 })
@@ -181,6 +186,8 @@ struct MainActorIsolationTests {
       .out(key: "arrived") { arrived.record($0) }
     // Rejected: reverted, on the main actor, to the last accepted value.
     onAnotherThread { download.progress = 7 }
+    // Delivered before the next change: otherwise the newer one would replace it while waiting.
+    #expect(await waitUntilIdle(chain))
     // Accepted.
     onAnotherThread { download.progress = 0.5 }
     await arrived.wait { $0 == 0.5 }
@@ -407,7 +414,12 @@ struct NonisolatedIsolationTests {
     // A change made inside the actor is queued behind them (Docs/Semantics.md, "Isolation").
     await worker.set(51)
     await arrived.wait { $0 == 51 }
-    #expect(await worker.received == [0] + (1...51).map(Double.init))
+    // In order; changes that waited for the actor may coalesce (Docs/Semantics.md, "Fair
+    // delivery").
+    let received = await worker.received
+    #expect(received.first == 0)
+    #expect(received.last == 51)
+    #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
     #expect(label.value == 51)
     Bind.unbind(code)
   }

@@ -262,14 +262,22 @@ class AnyChain: @unchecked Sendable {
   // this thread (told whether this thread was already delivering), `later()`, made under the
   // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work
   // makes is delivered at once, nested in it (`takesNestedTurn`).
+  // `workKey`: names the work while it waits, so that it can be taken out (`dropWork(key:)`).
   func serialize(
-    toActor: Bool, nests: Bool = true, now: (_ isDeliveringHere: Bool) -> Void,
-    later: () -> (() -> Void)?
+    toActor: Bool, nests: Bool = true, workKey: ObjectIdentifier? = nil,
+    now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) { now(false) }
 
-  final func serialize(toActor: Bool, _ work: @escaping () -> Void) {
-    serialize(toActor: toActor, nests: false, now: { _ in work() }, later: { work })
+  final func serialize(
+    toActor: Bool, workKey: ObjectIdentifier? = nil, _ work: @escaping () -> Void
+  ) {
+    serialize(
+      toActor: toActor, nests: false, workKey: workKey, now: { _ in work() }, later: { work })
   }
+
+  // Takes out the work queued with `key`, when it has become pointless (its sink was removed):
+  // what waits stays bounded by the live sinks (Docs/Semantics.md, "Fair delivery").
+  func dropWork(key: ObjectIdentifier) {}
 
   // Whether this thread is the one delivering the chain's changes now.
   final var isDeliveringHere: Bool { withLock { $0.deliverer == currentThreadID() } }
@@ -422,6 +430,16 @@ class AnyChain: @unchecked Sendable {
     var gone: [Member] = []
     for member in members where member.token == nil && member.object == nil { gone.append(member) }
     if !gone.isEmpty { registry.prune(gone) }
+  }
+
+  // What waits for the delivery, in the chain's queue and for its actor (Bind+Testing.swift).
+  final var pendingCount: Int {
+    withLock { held in Int(held.queuedCount) } + (isolation?.pendingCount ?? 0)
+  }
+
+  final var isIdle: Bool {
+    withLock { held in !held.isDelivering && held.queuedCount == 0 }
+      && (isolation?.isIdle ?? true)
   }
 
   // Whether the chain has no member, dead ones included.

@@ -23,8 +23,9 @@ extension ChainCore {
       if _slowPath(held.isRunningWork) && takesNestedTurn(held) {
         return deliverNested(from: origin, value, held)
       }
-      enqueue(origin: origin, value: value, held)
+      let replaced = enqueue(origin: origin, value: value, held)
       release(held)
+      withExtendedLifetime(replaced) {}
       if _slowPath(isTraced) { traceQueued(from: origin, value) }
       return
     }
@@ -72,13 +73,17 @@ extension ChainCore {
     isolation.enqueue(from: origin, in: self) { self.deliver(from: origin, value) }
   }
 
-  // Delivers what was queued meanwhile, then ends the delivery.
+  // Ends the delivery this thread began with a change or work of its own: delivers what that
+  // made meanwhile (its sinks', setters' and work's changes) and `budget` entries more that other
+  // threads queued, and leaves the rest to a relay (`handToRelay`): how long a call takes never
+  // depends on how long other threads keep changing the chain (Docs/Semantics.md, "Fair
+  // delivery").
   @inlinable
   @inline(__always)
-  final func finishDelivery(dead: inout [Member]) {
+  final func finishDelivery(budget: Int = 0, dead: inout [Member]) {
     let held = acquire()
     if _slowPath(held.queuedCount > 0 || held.hasRetired) {
-      finishDeliveringQueue(dead: &dead, held)
+      finishDeliveringQueue(budget: budget, dead: &dead, held)
       return
     }
     held.deliverer = 0
@@ -89,9 +94,9 @@ extension ChainCore {
   // Something queued, or members retired: delivers what is queued, then ends the delivery.
   @usableFromInline
   @inline(never)
-  final func finishDeliveringQueue(dead: inout [Member], _ held: consuming Held) {
+  final func finishDeliveringQueue(budget: Int, dead: inout [Member], _ held: consuming Held) {
     if isActive && held.queuedCount > 0 {
-      guard let kept = deliverQueue(dead: &dead, held) else {
+      guard let kept = deliverQueue(budget: budget, dead: &dead, held) else {
         if !dead.isEmpty { registry.prune(dead) }
         return
       }
@@ -109,19 +114,34 @@ extension ChainCore {
     if !dead.isEmpty { registry.prune(dead) }
   }
 
-  // The queue not empty: delivers it. Gives the lock back, still held, or nil when it handed
-  // the delivery over to the chain's actor (then unlocked).
+  // The queue not empty: delivers it, this thread's own changes and `budget` of the others'.
+  // Gives the lock back, still held, or nil when it handed the delivery over to the chain's
+  // actor or to a relay (then unlocked).
   @inline(never)
   private func deliverQueue(
-    dead: inout [Member], _ held: consuming Held
+    budget: Int, dead: inout [Member], _ held: consuming Held
   ) -> Held? {
     // The changes this delivery made itself (its sinks, setters, conversions) and drained: a
     // runaway feedback loop is reported, not run forever (Docs/Semantics.md, "Re-entrancy").
     var feedback = 0
+    var budget = budget
     repeat {
       if isIsolated, let isolation = isolationElsewhere(held) {
         handOff(to: isolation, held)
         return nil
+      }
+      if !isOwnNext(held) {
+        // The fair-delivery transition: another thread's entry beyond this call's share goes,
+        // with the rest, to the chain's actor, or to a relay.
+        guard budget > 0 else {
+          if let isolation, !isolation.isActorGone {
+            handOff(to: isolation, held)
+          } else {
+            handToRelay(held)
+          }
+          return nil
+        }
+        budget -= 1
       }
       do {
         switch dequeue(held) {
@@ -148,6 +168,34 @@ extension ChainCore {
 
   // How many changes one delivery drains that it made itself, before it reports a feedback loop.
   static var feedbackLimit: Int { 10_000 }
+
+  // Whether the next entry was made by this delivery itself.
+  private func isOwnNext(_ held: borrowing Held) -> Bool {
+    guard case .change(let pending)? = extras(held)?.queue?.first else { return false }
+    return pending.isOwn
+  }
+
+  // Leaves what is queued to a relay, a job on another thread that delivers it as its own call
+  // would (`relay`); until it runs, changes made meanwhile wait in the queue, replacing their
+  // members' older ones.
+  private func handToRelay(_ held: consuming Held) {
+    held.deliverer = handedOffDeliverer
+    // This thread is done with the members it read unretained.
+    let retired = takeRetired(held)
+    release(held)
+    withExtendedLifetime(retired) {}
+    Relay.start { [self] in relay() }
+  }
+
+  // The relay's job: delivers what was pending when it began, and leaves the rest to another.
+  private func relay() {
+    let held = acquire()
+    precondition(
+      held.deliverer == handedOffDeliverer, "Internal inconsistency: a relay not expected")
+    held.deliverer = currentThreadID()
+    var dead: [Member] = []
+    finishDeliveringQueue(budget: Int(held.queuedCount), dead: &dead, held)
+  }
 
   // Drops what is queued and reports the member that kept changing.
   private func reportFeedbackLoop(of origin: Member, _ held: consuming Held) {
@@ -207,11 +255,16 @@ extension ChainCore {
   ) {
     var handed = first
     if let extras = extras(held) {
-      handed += extras.queue ?? []
+      handed += extras.queue?.removeAll() ?? []
       extras.queue = nil
     }
     held.queuedCount = 0
+    // No thread delivers until the actor resumes: this one is done with the members it read
+    // unretained.
+    held.deliverer = handedOffDeliverer
+    let retired = takeRetired(held)
     release(held)
+    withExtendedLifetime(retired) {}
     if !isolation.enqueue(from: nil, in: self, { self.resumeDelivery(handed) }) {
       endAbandonedDelivery(handed)
     }
@@ -232,7 +285,10 @@ extension ChainCore {
   // delivering, then what was queued meanwhile.
   private func resumeDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     var dead: [Member] = []
-    withLock { held in held.deliverer = currentThreadID() }
+    let budget = withLock { held -> Int in
+      held.deliverer = currentThreadID()
+      return Int(held.queuedCount)
+    }
     for next in handed {
       switch next {
       case .change(let pending):
@@ -250,14 +306,14 @@ extension ChainCore {
         runQueuedWork(body, acquire())
       }
     }
-    finishDelivery(dead: &dead)
+    finishDelivery(budget: budget, dead: &dead)
   }
 
   // Unlocks, then drops the changes still queued.
   @inline(never)
   private func dropQueue(_ held: consuming Held) {
     let extras = extras(held)
-    let dropped = extras?.queue
+    let dropped = extras?.queue?.removeAll()
     extras?.queue = nil
     held.queuedCount = 0
     release(held)
@@ -419,59 +475,58 @@ extension ChainCore {
     for sink in sinks where sink.isReady && isActive { sink.body(value) }
   }
 
+  // Queues a change `origin` made while the chain delivers. A change of `origin` still waiting
+  // is replaced, and returned: the caller releases it after unlocking (Docs/Semantics.md, "Fair
+  // delivery").
   @usableFromInline
   @inline(never)
-  final func enqueue(origin: Member, value: Value, _ held: borrowing Held) {
+  final func enqueue(origin: Member, value: Value, _ held: borrowing Held) -> Queued<Value>? {
     if let tracked = origin.tracked, tracked.isEchoRead {
       // A tracked member read back what the delivery wrote into its path: not a change.
       var read = value
       var written = current(held)
-      if bindIsEqual(&read, &written) { return }
+      if bindIsEqual(&read, &written) { return nil }
     }
-    origin.pendingChanges.add(1, ordering: .relaxed)
     // Made by the delivering thread itself: from a sink, a setter or a conversion, or from
     // work the delivery runs (then it goes right after that work).
-    let isFeedback = held.deliverer == currentThreadID()
+    let isOwn = held.deliverer == currentThreadID()
     var change = PendingChange(origin: origin, value: value)
-    change.isFeedback = isFeedback
-    var index: Int?
-    if isFeedback && held.isRunningWork {
-      let extras = extrasInUse(held)
-      let next = extras.insertion ?? 0
-      extras.insertion = next + 1
-      index = next
-      change.isFeedback = held.isRunningOwnWork
-    }
-    enqueue(.change(change), at: index, held)
-  }
-
-  // Another thread delivers. `work` runs in the delivery's order.
-  final func enqueue(work: @escaping () -> Void, _ held: borrowing Held) {
-    enqueue(.work(work), at: nil, held)
-  }
-
-  private func enqueue(
-    _ entry: Queued<Value>, at index: Int?, _ held: borrowing Held
-  ) {
+    change.isFeedback = isOwn
+    change.isOwn = isOwn
     let extras = extrasMade(held)
-    var pending = extras.queue ?? []
-    extras.queue = nil  // moved out and back: appended in place, not copied
-    if let index {
-      pending.insert(entry, at: index)
+    if extras.queue == nil { extras.queue = PendingQueue() }
+    var replaced: Queued<Value>?
+    if isOwn && held.isRunningWork {
+      extras.insertion = (extras.insertion ?? 0) + 1
+      change.isFeedback = held.isRunningOwnWork
+      extras.queue?.appendToFront(.change(change))
     } else {
-      pending.append(entry)
+      // Only other threads' changes are replaced: this delivery's own keep their order, as
+      // without contention (Docs/Semantics.md, "Re-entrancy").
+      replaced = extras.queue?.append(.change(change), key: isOwn ? nil : ObjectIdentifier(origin))
     }
-    extras.queue = pending
+    if replaced == nil {
+      origin.pendingChanges.add(1, ordering: .relaxed)
+      held.queuedCount += 1
+    }
+    return replaced
+  }
+
+  // Another thread delivers. `work` runs in the delivery's order; `key` names it while it waits
+  // (`dropWork(key:)`).
+  final func enqueue(work: @escaping () -> Void, key: ObjectIdentifier?, _ held: borrowing Held) {
+    let extras = extrasMade(held)
+    if extras.queue == nil { extras.queue = PendingQueue() }
+    let replaced = extras.queue?.append(.work(work), key: key)
+    precondition(replaced == nil, "Internal inconsistency: work queued twice with one key")
     held.queuedCount += 1
   }
 
   // The queue is not empty.
   private func dequeue(_ held: borrowing Held) -> Queued<Value> {
-    let extras = extrasMade(held)
-    var queued = extras.queue ?? []
-    extras.queue = nil
-    let next = queued.removeFirst()
-    extras.queue = queued
+    guard let next = extrasMade(held).queue?.popFirst() else {
+      preconditionFailure("Internal inconsistency: a chain's queue counted entries it did not hold")
+    }
     held.queuedCount -= 1
     if case .change(let pending) = next {
       pending.origin.pendingChanges.subtract(1, ordering: .relaxed)

@@ -128,9 +128,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return (true, replaced)
     }
     // Released after unlocking: its captures' deinits may use this chain.
+    if let replaced = added.replaced { dropWork(key: ObjectIdentifier(replaced)) }
     withExtendedLifetime(added.replaced) {}
     guard added.added else { return false }
-    serialize(toActor: false) { [self] in
+    serialize(toActor: false, workKey: ObjectIdentifier(sink)) { [self] in
       guard !sink.isRemoved else { return }
       if initial { sink.body(currentValue) }
       sink.markReady()
@@ -139,7 +140,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   func removeSink(key: String) -> Sink<Value>? {
-    withLock { held in
+    withLock { held -> Sink<Value>? in
       guard let extras = extras(held), var sinks = extras.sinks,
         let index = sinks.firstIndex(where: { $0.key == key })
       else { return nil }
@@ -150,6 +151,20 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       removed.markRemoved()
       return removed
     }
+    .map { removed in
+      dropWork(key: ObjectIdentifier(removed))
+      return removed
+    }
+  }
+
+  override func dropWork(key: ObjectIdentifier) {
+    let dropped = withLock { held -> Queued<Value>? in
+      guard let dropped = extras(held)?.queue?.remove(key: key) else { return nil }
+      held.queuedCount -= 1
+      return dropped
+    }
+    // Released after unlocking: what it captured may use this chain.
+    withExtendedLifetime(dropped) {}
   }
 
   // MARK: Work in the delivery
@@ -159,8 +174,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // does; otherwise it is queued for the thread that delivers, which never waits for it.
   // `toActor`: in a chain isolated to an actor, off the actor, `work` is queued for the actor.
   override func serialize(
-    toActor: Bool, nests: Bool = true, now: (_ isDeliveringHere: Bool) -> Void,
-    later: () -> (() -> Void)?
+    toActor: Bool, nests: Bool = true, workKey: ObjectIdentifier? = nil,
+    now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) {
     SchedulePoint.reach()
     if toActor, isIsolated, let isolation, !isolation.isActorGone, !isolation.isCurrent {
@@ -177,7 +192,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
     if held.deliverer != 0 {
       // nil: merged into work queued already.
-      if let work = later() { enqueue(work: work, held) }
+      if let work = later() { enqueue(work: work, key: workKey, held) }
       return release(held)
     }
     held.deliverer = thread

@@ -33,7 +33,7 @@ class AnyChainExtras {
 final class ChainExtras<Value>: AnyChainExtras {
   @usableFromInline @exclusivity(unchecked) final var filters: ContiguousArray<(Value) -> Bool>?
   @usableFromInline @exclusivity(unchecked) final var sinks: ContiguousArray<Sink<Value>>?
-  @usableFromInline @exclusivity(unchecked) final var queue: ContiguousArray<Queued<Value>>?
+  @usableFromInline @exclusivity(unchecked) final var queue: PendingQueue<Queued<Value>>?
   // Called with each rejected value, after the revert (`Chain.onReject`).
   @usableFromInline @exclusivity(unchecked) final var rejectHandler: ((Value) -> Void)?
 }
@@ -55,6 +55,10 @@ struct PendingChange<Value> {
   var isAccepted = false
   // Made by the delivering thread during its delivery: counted against the feedback limit.
   var isFeedback = false
+  // Made by the thread delivering, during its delivery (a sink's, setter's or work's change):
+  // delivered by it, where other threads' changes wait for a relay (Docs/Semantics.md,
+  // "Fair delivery").
+  var isOwn = false
 }
 
 // A keyed sink. Its state lets a delivery that already copied the sink list skip a sink that was

@@ -38,8 +38,9 @@ final class ChainIsolation: @unchecked Sendable {
   }
 
   private struct State {
-    var jobs: ContiguousArray<Job> = []
-    var next = 0
+    // A member's job waiting is replaced by its newer one (Docs/Semantics.md, "Fair delivery").
+    var jobs = PendingQueue<Job>()
+    // A job of this chain's is on the actor's queue, or running: never more than one.
     var isScheduled = false
   }
 
@@ -128,33 +129,36 @@ final class ChainIsolation: @unchecked Sendable {
 
   // Queues a change `origin` made off the actor, or other work for the actor, in `chain` (the
   // chain that owns this isolation); the first one of a batch schedules the job that delivers
-  // them. Returns false when the actor is gone: the job was dropped, and the chain released.
+  // them. A change of `origin` still waiting is replaced: it goes last, with the newer value.
+  // Returns false when the actor is gone: the job was dropped, and the chain released.
   @usableFromInline
   @discardableResult
   func enqueue(from origin: Member?, in chain: AnyChain, _ job: @escaping () -> Void) -> Bool {
     // The actor is loaded under the lock that marks a batch scheduled: the task that drains a
     // scheduled batch holds its actor, so a job queued behind it always runs.
-    let outcome = state.withLock { state -> Scheduling in
+    let outcome = state.withLock { state -> (Scheduling, replaced: Job?) in
       var actor: (any Actor)?
       if !state.isScheduled && !isMain {
         actor = self.actor
-        if actor == nil { return .actorGone }
+        if actor == nil { return (.actorGone, nil) }
       }
-      origin?.pendingChanges.add(1, ordering: .relaxed)
-      state.jobs.append(Job(origin: origin, run: job))
-      queued.add(1, ordering: .releasing)
-      if state.isScheduled { return .queued }
+      let replaced = state.jobs.append(
+        Job(origin: origin, run: job), key: origin.map { ObjectIdentifier($0) })
+      if replaced == nil {
+        origin?.pendingChanges.add(1, ordering: .relaxed)
+        queued.add(1, ordering: .releasing)
+      }
+      if state.isScheduled { return (.queued, replaced) }
       state.isScheduled = true
-      return .schedule(actor)
+      return (.schedule(actor), replaced)
     }
-    switch outcome {
+    // What it captured is released after unlocking.
+    withExtendedLifetime(outcome.replaced) {}
+    switch outcome.0 {
     case .queued:
       return true
-    case .schedule(let actor?):
-      Task { await Self.drain(self, on: actor) }
-      return true
-    case .schedule(nil):
-      Task { @MainActor in self.drain() }
+    case .schedule(let actor):
+      schedule(on: actor)
       return true
     case .actorGone:
       // The actor is gone, and with it what it isolated: the chain goes too. Nothing else is
@@ -184,11 +188,34 @@ final class ChainIsolation: @unchecked Sendable {
     }
   }
 
-  private static func drain(_ isolation: ChainIsolation, on actor: isolated any Actor) {
-    isolation.drain()
+  // Puts the chain's one job on the actor's queue (nil: the main actor).
+  private func schedule(on actor: (any Actor)?) {
+    if let actor {
+      Task { await Self.runJob(self, on: actor) }
+    } else {
+      Task { @MainActor in self.runJob(on: nil) }
+    }
   }
 
-  // On the actor: runs the queued changes in order, including those queued meanwhile.
+  private static func runJob(_ isolation: ChainIsolation, on actor: isolated any Actor) {
+    isolation.runJob(on: actor)
+  }
+
+  // The chain's job on its actor: delivers what was queued when it began, then returns, and
+  // leaves what came meanwhile to the next job, behind the actor's other work: a producer on
+  // another thread never holds the actor for more than one job (Docs/Semantics.md, "Fair
+  // delivery").
+  private func runJob(on actor: (any Actor)?) {
+    drain()
+    let isScheduledAgain = state.withLock { state -> Bool in
+      state.isScheduled = !state.jobs.isEmpty
+      return state.isScheduled
+    }
+    if isScheduledAgain { schedule(on: actor) }
+  }
+
+  // On the actor: runs, in order, the jobs queued when it began (changes queued before one made
+  // on the actor, or the job's share).
   private func drain() {
     let outer = Self.drainingActor.value
     Self.drainingActor.set(actorAddress)
@@ -197,31 +224,27 @@ final class ChainIsolation: @unchecked Sendable {
       isDraining = false
       Self.drainingActor.set(outer)
     }
-    while let job = takeNext() {
+    var share = state.withLock { $0.jobs.count }
+    while share > 0, let job = takeNext() {
+      share -= 1
       job.origin?.pendingChanges.subtract(1, ordering: .relaxed)
       job.run()
     }
   }
 
   // The next queued change, moved out of the queue: what it captured is released by the caller,
-  // after unlocking. The slots already run hold no-op closures, dropped in batches.
+  // after unlocking.
   private func takeNext() -> Job? {
     state.withLock { state -> Job? in
-      guard state.next < state.jobs.count else {
-        state.jobs.removeAll(keepingCapacity: false)
-        state.next = 0
-        state.isScheduled = false
-        return nil
-      }
-      if state.next >= 64 && state.next * 2 >= state.jobs.count {
-        state.jobs.removeFirst(state.next)
-        state.next = 0
-      }
-      var job = Job(origin: nil, run: {})
-      swap(&job, &state.jobs[state.next])
-      state.next += 1
+      guard let job = state.jobs.popFirst() else { return nil }
       queued.subtract(1, ordering: .relaxed)
       return job
     }
   }
+
+  // How many jobs wait for the actor (Bind+Testing.swift).
+  var pendingCount: Int { state.withLock { $0.jobs.count } }
+
+  // No job of the chain's waits for the actor, or runs on it.
+  var isIdle: Bool { state.withLock { $0.jobs.isEmpty && !$0.isScheduled } }
 }

@@ -75,6 +75,36 @@ func currentThreadID() -> UInt {
   #endif
 }
 
+// Not a thread: a chain's `deliverer` while a job is on its way to deliver what a call left, a
+// relay or the chain's actor's (ChainCore+Delivery.swift).
+let handedOffDeliverer = UInt.max
+
+// Where a chain with no actor has what a call left delivered: a job on Dispatch's global queue,
+// one per chain at a time (Docs/Semantics.md, "Threading").
+enum Relay {
+  final class Job: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+  }
+
+  // While a test runs its threads' steps in a chosen order (`Bind.withSchedulePoints`), relays
+  // wait here for it (`runHeld`): one on a thread of its own would run outside the order.
+  private static let held = Locked<[Job]>([])
+
+  static func start(_ job: @escaping @Sendable () -> Void) {
+    if SchedulePoint.isInstalled.load(ordering: .acquiring) {
+      held.withLock { $0.append(Job(job)) }
+      return
+    }
+    DispatchQueue.global().async(execute: job)
+  }
+
+  // Runs the relays held for a test on this thread, and those they start, until none is left.
+  static func runHeld() {
+    while let job = held.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { job.run() }
+  }
+}
+
 // Gives the processor to another thread; for a lock that spun long enough.
 func yieldProcessor() {
   #if os(Windows)

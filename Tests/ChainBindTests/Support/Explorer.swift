@@ -122,6 +122,8 @@ final class Explorer: @unchecked Sendable {
       }
     }
     lock.withLock { workers = [:] }
+    // What the threads' calls left to relays, delivered now, on this thread.
+    Bind.runHeldRelays()
     guard step == picks.count else {
       return "ran \(step) steps where the same picks ran \(picks.count) before"
     }

@@ -180,3 +180,27 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
   }.start()
   return done
 }
+
+/// Waits until `chain` delivers nothing and nothing waits for its delivery: what a call left to
+/// a relay has been delivered (Docs/Semantics.md, "Fair delivery"). Polls the chain's state,
+/// never sleeps as synchronisation; false when it is not idle within `timeout` seconds.
+func waitUntilIdle<Value>(_ chain: Chain<Value>, timeout: Double = 30) -> Bool {
+  let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
+  while !chain.isIdle {
+    if DispatchTime.now().uptimeNanoseconds > deadline { return false }
+    sched_yield()
+  }
+  return true
+}
+
+/// The same, for a chain whose deliveries may wait for the caller's actor: yields to it.
+func waitUntilIdle<Value>(
+  _ chain: Chain<Value>, timeout: Double = 30, isolation: isolated (any Actor)? = #isolation
+) async -> Bool {
+  let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
+  while !chain.isIdle {
+    if DispatchTime.now().uptimeNanoseconds > deadline { return false }
+    await Task.yield()
+  }
+  return true
+}

@@ -1,0 +1,106 @@
+// What waits for a chain's delivery, or for its actor: first in, first out, appended and taken in
+// O(1) (amortized). An entry appended with the key of one still waiting replaces it, and goes
+// last, as its change came last: what waits is bounded by the members that send, not by how many
+// changes they make (Docs/Semantics.md, "Fair delivery").
+@usableFromInline
+struct PendingQueue<Element> {
+  // Entries made by work the delivery runs now: taken before the rest, in order, never replaced.
+  private var front: ContiguousArray<Element> = []
+  private var frontHead = 0
+  // nil: an entry replaced by a newer one of its key, or taken.
+  private var slots: ContiguousArray<(key: ObjectIdentifier?, element: Element)?> = []
+  private var head = 0
+  // Where each keyed entry waits, in `slots`.
+  private var places: [ObjectIdentifier: Int] = [:]
+  private var slotCount = 0
+
+  var count: Int { front.count - frontHead + slotCount }
+  var isEmpty: Bool { count == 0 }
+
+  // Appends `element`. Returns the entry of the same key it replaced, which the caller releases
+  // after unlocking (its value may be an object whose deinit uses the chain).
+  mutating func append(_ element: Element, key: ObjectIdentifier? = nil) -> Element? {
+    var replaced: Element?
+    if let key, let place = places[key], let old = slots[place] {
+      replaced = old.element
+      slots[place] = nil
+      slotCount -= 1
+      skipTaken()
+    }
+    if let key { places[key] = slots.count }
+    slots.append((key, element))
+    slotCount += 1
+    if slots.count - head > 2 * slotCount + 16 { compact() }
+    return replaced
+  }
+
+  // Takes out the entry appended with `key`, if it still waits; the caller releases it after
+  // unlocking.
+  mutating func remove(key: ObjectIdentifier) -> Element? {
+    guard let place = places.removeValue(forKey: key), let entry = slots[place] else { return nil }
+    slots[place] = nil
+    slotCount -= 1
+    skipTaken()
+    return entry.element
+  }
+
+  // Puts `element` before everything appended, after what was put there before it.
+  mutating func appendToFront(_ element: Element) {
+    front.append(element)
+  }
+
+  var first: Element? {
+    if frontHead < front.count { return front[frontHead] }
+    return head < slots.count ? slots[head]?.element : nil
+  }
+
+  mutating func popFirst() -> Element? {
+    if frontHead < front.count {
+      let element = front[frontHead]
+      frontHead += 1
+      if frontHead == front.count {
+        front.removeAll(keepingCapacity: true)
+        frontHead = 0
+      }
+      return element
+    }
+    guard head < slots.count, let entry = slots[head] else { return nil }
+    slots[head] = nil
+    head += 1
+    slotCount -= 1
+    if let key = entry.key { places[key] = nil }
+    skipTaken()
+    if head >= 32 && head * 2 >= slots.count { compact() }
+    return entry.element
+  }
+
+  // Empties the queue; returns what it held, in order, for the caller to release after unlocking.
+  mutating func removeAll() -> ContiguousArray<Element> {
+    var all = ContiguousArray(front[frontHead...])
+    for case let entry? in slots[head...] { all.append(entry.element) }
+    self = PendingQueue()
+    return all
+  }
+
+  // Keeps `slots[head]` an entry while there is one, so `first` needs no search.
+  private mutating func skipTaken() {
+    while head < slots.count && slots[head] == nil { head += 1 }
+    if head == slots.count {
+      slots.removeAll(keepingCapacity: true)
+      head = 0
+    }
+  }
+
+  // Drops the taken and replaced slots: O(entries), after at least as many appends or takes.
+  private mutating func compact() {
+    var kept = ContiguousArray<(key: ObjectIdentifier?, element: Element)?>()
+    kept.reserveCapacity(slotCount)
+    places.removeAll(keepingCapacity: true)
+    for case let entry? in slots[head...] {
+      if let key = entry.key { places[key] = kept.count }
+      kept.append(entry)
+    }
+    slots = kept
+    head = 0
+  }
+}
