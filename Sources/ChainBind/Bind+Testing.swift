@@ -60,8 +60,10 @@ extension Chain {
     return false
   }
 
-  /// How many changes and other work wait for the chain's delivery: in its queue, and for its
-  /// actor. Bounded by its members and sinks, however many changes are made meanwhile.
+  /// How many changes and other work wait for the chain's delivery.
+  ///
+  /// They wait in its queue, and for its actor. Bounded by its members and sinks, however many
+  /// changes are made meanwhile.
   @_spi(Testing)
   public var pendingCount: Int { core.pendingCount }
 
@@ -112,7 +114,9 @@ extension Bind {
     SchedulePoint.install(SchedulePoint.Scheduler(scheduler))
     openBatches.add(1, ordering: .relaxed)
     SchedulePoint.isInstalled.store(true, ordering: .releasing)
+    Relay.hold(true)
     let result = body()
+    Relay.hold(false)
     SchedulePoint.isInstalled.store(false, ordering: .releasing)
     openBatches.subtract(1, ordering: .relaxed)
     SchedulePoint.install(nil)

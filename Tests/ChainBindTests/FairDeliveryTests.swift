@@ -130,7 +130,12 @@ private func repeatedly(_ call: @escaping @Sendable (Int) -> Void) -> Double? {
 
   // 13.1: each end of a two-way pair set by its own thread; both calls keep returning, and the
   // ends agree at the end. On 0.3 the worst call took as long as the other thread kept typing.
-  @Test func bothEndsOfATwoWayPairAreSetByTheirOwnThreads() throws {
+  //
+  // Not under ThreadSanitizer (.ci/run sets CHAINBIND_TSAN): the chain writes each end while the
+  // other thread types into it, a race on the control by construction (Docs/Semantics.md,
+  // "Threading": the objects of a chain are the caller's to confine).
+  @Test(.disabled(if: ProcessInfo.processInfo.environment["CHAINBIND_TSAN"] != nil))
+  func bothEndsOfATwoWayPairAreSetByTheirOwnThreads() throws {
     let left = SharedField()
     let right = SharedField()
     let chain = Bind.inout(left, \.text, on: .editingChanged)
@@ -141,6 +146,10 @@ private func repeatedly(_ call: @escaping @Sendable (Int) -> Void) -> Double? {
     let worstCall = try #require(worst, "a call did not return while the producer ran")
     #expect(worstCall < 10, "a call took \(worstCall) s")
     #expect(waitUntilIdle(chain))
+    // One more edit, with the threads gone, reaches the other end.
+    right.userTypes("final")
+    #expect(waitUntilIdle(chain))
+    #expect(left.text == "final")
     #expect(left.text == right.text)
     #expect(chain.currentValue == left.text)
     #expect(chain.pendingCount == 0)
@@ -249,8 +258,11 @@ private final class MainLabel {
   // On 0.3 the main actor delivered every set and ran nothing else until the producer stopped:
   // the producer's watchdog stopped it, with the ticker still waiting. (Other tests share the
   // main actor, so its lateness is measured by the benchmark, not bounded here.)
+  // Run alone (.ci/run sets CHAINBIND_FAIR_ALONE): in the full parallel suite, other tests
+  // hold the main actor and the cooperative threads for longer than any bound worth checking.
   @MainActor
-  @Test func theMainActorIsNotFloodedByABackgroundProducer() async throws {
+  @Test(.enabled(if: ProcessInfo.processInfo.environment["CHAINBIND_FAIR_ALONE"] != nil))
+  func theMainActorIsNotFloodedByABackgroundProducer() async throws {
     let feed = Feed()
     let label = MainLabel()
     let delivered = Mutex(0)

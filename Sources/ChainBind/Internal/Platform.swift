@@ -89,19 +89,30 @@ enum Relay {
 
   // While a test runs its threads' steps in a chosen order (`Bind.withSchedulePoints`), relays
   // wait here for it (`runHeld`): one on a thread of its own would run outside the order.
-  private static let held = Locked<[Job]>([])
+  private static let held = Locked<(isHolding: Bool, jobs: [Job])>((false, []))
 
   static func start(_ job: @escaping @Sendable () -> Void) {
-    if SchedulePoint.isInstalled.load(ordering: .acquiring) {
-      held.withLock { $0.append(Job(job)) }
-      return
+    let isHeld = held.withLock { held -> Bool in
+      if held.isHolding { held.jobs.append(Job(job)) }
+      return held.isHolding
     }
-    DispatchQueue.global().async(execute: job)
+    if !isHeld { DispatchQueue.global().async(execute: job) }
   }
 
   // Runs the relays held for a test on this thread, and those they start, until none is left.
   static func runHeld() {
-    while let job = held.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { job.run() }
+    while let job = held.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) { job.run() }
+  }
+
+  // Starts holding relays, or stops and starts those held on Dispatch's global queue.
+  static func hold(_ isHolding: Bool) {
+    let released = held.withLock { held -> [Job] in
+      held.isHolding = isHolding
+      guard !isHolding else { return [] }
+      defer { held.jobs = [] }
+      return held.jobs
+    }
+    for job in released { DispatchQueue.global().async(execute: job.run) }
   }
 }
 

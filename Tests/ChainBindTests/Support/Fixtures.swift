@@ -181,9 +181,11 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
   return done
 }
 
-/// Waits until `chain` delivers nothing and nothing waits for its delivery: what a call left to
-/// a relay has been delivered (Docs/Semantics.md, "Fair delivery"). Polls the chain's state,
-/// never sleeps as synchronisation; false when it is not idle within `timeout` seconds.
+/// Waits until `chain` delivers nothing and nothing waits for its delivery.
+///
+/// Then what a call left to a relay has been delivered (Docs/Semantics.md, "Fair delivery").
+/// Polls the chain's state, never sleeps as synchronisation; false when it is not idle within
+/// `timeout` seconds.
 func waitUntilIdle<Value>(_ chain: Chain<Value>, timeout: Double = 30) -> Bool {
   let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
   while !chain.isIdle {
