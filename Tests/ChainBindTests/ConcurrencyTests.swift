@@ -195,6 +195,8 @@ private let iterations = 200
 
     let kept = (0..<workers).filter { $0 % 3 == 2 }.count
     #expect(chain.memberCount == 1 + kept * perWorker)
+    // The syncs the binding threads left to a relay are done: the set below is delivered at once.
+    #expect(waitUntilIdle(chain))
     head.int = 43
     for (worker, slot) in slots.enumerated() {
       switch worker % 3 {

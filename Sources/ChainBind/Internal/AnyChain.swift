@@ -17,26 +17,20 @@ struct ChainState {
   @usableFromInline var filterCount: Int32 = 0
   @usableFromInline var sinkCount: Int32 = 0
   @usableFromInline var queuedCount: Int32 = 0
-  // The thread delivering the chain's changes (`currentThreadID()`), 0 when none does. One
-  // thread at a time delivers; what others bring meanwhile is queued for it
-  // (Docs/Semantics.md, "Threading").
-  @usableFromInline var deliverer: UInt = 0
+  // Who delivers the chain's changes, and what that delivery is doing. One thread at a time
+  // delivers; what others bring meanwhile is queued (Docs/Semantics.md, "Threading").
+  @usableFromInline var delivery = DeliveryState()
   // Members left the chain during the delivery, and wait in the extras for it to end. The
   // delivering thread reads the members without retaining them: a member that leaves meanwhile
   // stays alive until then.
   @usableFromInline var hasRetired = false
-  // The delivering thread runs work (ChainCore.serialize).
-  @usableFromInline var isRunningWork = false
-  // The work running may deliver its one change nested (a re-read).
-  @usableFromInline var nestsTurn = false
-  @usableFromInline var isRunningOwnWork = false
   // The chain is counted among its registry's active chains.
   @usableFromInline var isCounted = false
 
   @usableFromInline init() {}
 
-  // Whether a thread delivers the chain's changes.
-  @inlinable var isDelivering: Bool { deliverer != 0 }
+  // Whether a thread, or a job on its way, delivers the chain's changes.
+  @inlinable var isDelivering: Bool { delivery.isDelivering }
 }
 
 // The part of a chain the registry works on, whatever the chain's value type.
@@ -133,25 +127,13 @@ class AnyChain: @unchecked Sendable {
       get { chain.with { $0._state.queuedCount } }
       nonmutating set { chain.with { $0._state.queuedCount = newValue } }
     }
-    @inlinable var deliverer: UInt {
-      get { chain.with { $0._state.deliverer } }
-      nonmutating set { chain.with { $0._state.deliverer = newValue } }
+    @inlinable var delivery: DeliveryState {
+      get { chain.with { $0._state.delivery } }
+      nonmutating _modify { yield &chain.object._state.delivery }
     }
     @inlinable var hasRetired: Bool {
       get { chain.with { $0._state.hasRetired } }
       nonmutating set { chain.with { $0._state.hasRetired = newValue } }
-    }
-    @inlinable var isRunningWork: Bool {
-      get { chain.with { $0._state.isRunningWork } }
-      nonmutating set { chain.with { $0._state.isRunningWork = newValue } }
-    }
-    @inlinable var nestsTurn: Bool {
-      get { chain.with { $0._state.nestsTurn } }
-      nonmutating set { chain.with { $0._state.nestsTurn = newValue } }
-    }
-    @inlinable var isRunningOwnWork: Bool {
-      get { chain.with { $0._state.isRunningOwnWork } }
-      nonmutating set { chain.with { $0._state.isRunningOwnWork = newValue } }
     }
     @inlinable var isCounted: Bool {
       get { chain.with { $0._state.isCounted } }
@@ -280,7 +262,9 @@ class AnyChain: @unchecked Sendable {
   func dropWork(key: ObjectIdentifier) {}
 
   // Whether this thread is the one delivering the chain's changes now.
-  final var isDeliveringHere: Bool { withLock { $0.deliverer == currentThreadID() } }
+  final var isDeliveringHere: Bool {
+    withLock { $0.delivery.isDelivering(on: currentThreadID()) }
+  }
 
   // A thread delivers. Whether the change this thread makes now is delivered at once, nested in
   // the work it runs: the work's first change, when nothing of the work went into the queue yet
@@ -288,10 +272,10 @@ class AnyChain: @unchecked Sendable {
   // the queue as from a turn.
   @usableFromInline
   final func takesNestedTurn(_ held: borrowing Held) -> Bool {
-    guard held.nestsTurn, held.deliverer == currentThreadID(),
+    guard held.delivery.work?.nests == true, held.delivery.isDelivering(on: currentThreadID()),
       held.extras?.insertion == nil, held.filterCount == 0, !isIsolated
     else { return false }
-    held.isRunningWork = false
+    held.delivery.takeNestedTurn()
     return true
   }
 

@@ -20,7 +20,7 @@ extension ChainCore {
     let held = acquire()
     guard isActive else { return release(held) }
     if held.isDelivering {
-      if _slowPath(held.isRunningWork) && takesNestedTurn(held) {
+      if _slowPath(held.delivery.work != nil) && takesNestedTurn(held) {
         return deliverNested(from: origin, value, held)
       }
       let replaced = enqueue(origin: origin, value: value, held)
@@ -33,7 +33,7 @@ extension ChainCore {
       release(held)
       return send(from: origin, value, to: isolation)
     }
-    held.deliverer = currentThreadID()
+    held.delivery.begin(on: currentThreadID())
     var dead: [Member] = []
     if runTurn(from: origin, value, dead: &dead, held) {
       if !dead.isEmpty { registry.prune(dead) }
@@ -86,7 +86,7 @@ extension ChainCore {
       finishDeliveringQueue(budget: budget, dead: &dead, held)
       return
     }
-    held.deliverer = 0
+    held.delivery.end()
     release(held)
     if _slowPath(!dead.isEmpty) { registry.prune(dead) }
   }
@@ -102,7 +102,7 @@ extension ChainCore {
       }
       held = kept
     }
-    held.deliverer = 0
+    held.delivery.end()
     let retired = takeRetired(held)
     if held.queuedCount > 0 {
       // The chain was released with changes still queued: drop them after unlocking.
@@ -179,7 +179,7 @@ extension ChainCore {
   // would (`relay`); until it runs, changes made meanwhile wait in the queue, replacing their
   // members' older ones.
   private func handToRelay(_ held: consuming Held) {
-    held.deliverer = handedOffDeliverer
+    held.delivery.handOff()
     // This thread is done with the members it read unretained.
     let retired = takeRetired(held)
     release(held)
@@ -190,9 +190,7 @@ extension ChainCore {
   // The relay's job: delivers what was pending when it began, and leaves the rest to another.
   private func relay() {
     let held = acquire()
-    precondition(
-      held.deliverer == handedOffDeliverer, "Internal inconsistency: a relay not expected")
-    held.deliverer = currentThreadID()
+    held.delivery.resume(on: currentThreadID())
     var dead: [Member] = []
     finishDeliveringQueue(budget: Int(held.queuedCount), dead: &dead, held)
   }
@@ -208,15 +206,14 @@ extension ChainCore {
   // meanwhile, as if it had all happened when the work was queued.
   // `isOwn`: this thread's own work, not queued by another thread; what it changes counts
   // against the feedback limit.
-  func runQueuedWork(_ body: () -> Void, isOwn: Bool = false, _ held: consuming Held) {
-    held.isRunningWork = true
-    held.isRunningOwnWork = isOwn
+  func runQueuedWork(
+    _ body: () -> Void, isOwn: Bool = false, nests: Bool = false, _ held: consuming Held
+  ) {
+    held.delivery.beginWork(isOwn: isOwn, nests: nests)
     release(held)
     body()
     let after = acquire()
-    after.isRunningWork = false
-    after.isRunningOwnWork = false
-    after.nestsTurn = false
+    after.delivery.endWork()
     after.extras?.insertion = nil
     release(after)
   }
@@ -261,7 +258,7 @@ extension ChainCore {
     held.queuedCount = 0
     // No thread delivers until the actor resumes: this one is done with the members it read
     // unretained.
-    held.deliverer = handedOffDeliverer
+    held.delivery.handOff()
     let retired = takeRetired(held)
     release(held)
     withExtendedLifetime(retired) {}
@@ -275,7 +272,7 @@ extension ChainCore {
   private func endAbandonedDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     releasePending(handed)
     let held = acquire()
-    held.deliverer = 0
+    held.delivery.abandon()
     let retired = takeRetired(held)
     release(held)
     withExtendedLifetime(retired) {}
@@ -286,7 +283,7 @@ extension ChainCore {
   private func resumeDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     var dead: [Member] = []
     let budget = withLock { held -> Int in
-      held.deliverer = currentThreadID()
+      held.delivery.resume(on: currentThreadID())
       return Int(held.queuedCount)
     }
     for next in handed {
@@ -489,16 +486,16 @@ extension ChainCore {
     }
     // Made by the delivering thread itself: from a sink, a setter or a conversion, or from
     // work the delivery runs (then it goes right after that work).
-    let isOwn = held.deliverer == currentThreadID()
+    let isOwn = held.delivery.isDelivering(on: currentThreadID())
     var change = PendingChange(origin: origin, value: value)
     change.isFeedback = isOwn
     change.isOwn = isOwn
     let extras = extrasMade(held)
     if extras.queue == nil { extras.queue = PendingQueue() }
     var replaced: Queued<Value>?
-    if isOwn && held.isRunningWork {
+    if isOwn, let work = held.delivery.work {
       extras.insertion = (extras.insertion ?? 0) + 1
-      change.isFeedback = held.isRunningOwnWork
+      change.isFeedback = work.isOwn
       extras.queue?.appendToFront(.change(change))
     } else {
       // Only other threads' changes are replaced: this delivery's own keep their order, as
@@ -543,10 +540,10 @@ extension ChainCore {
     let held = acquire()
     guard isActive else { return release(held) }
     let thread = currentThreadID()
-    if held.deliverer == 0 || held.deliverer == thread {
+    if !held.isDelivering || held.delivery.isDelivering(on: thread) {
       // No other thread delivers: written now, inside the delivery (taken when free).
-      let takes = held.deliverer == 0
-      if takes { held.deliverer = thread }
+      let takes = !held.isDelivering
+      if takes { held.delivery.begin(on: thread) }
       let value = current(held)
       release(held)
       finishSync(of: member, with: value)

@@ -186,18 +186,17 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     let held = acquire()
     guard isActive else { return release(held) }
     let thread = currentThreadID()
-    if held.deliverer == thread {
+    if held.delivery.isDelivering(on: thread) {
       release(held)
       return now(true)
     }
-    if held.deliverer != 0 {
+    if held.isDelivering {
       // nil: merged into work queued already.
       if let work = later() { enqueue(work: work, key: workKey, held) }
       return release(held)
     }
-    held.deliverer = thread
-    held.nestsTurn = nests
-    runQueuedWork({ now(false) }, isOwn: true, held)
+    held.delivery.begin(on: thread)
+    runQueuedWork({ now(false) }, isOwn: true, nests: nests, held)
     var dead: [Member] = []
     finishDelivery(dead: &dead)
   }

@@ -75,17 +75,17 @@ func currentThreadID() -> UInt {
   #endif
 }
 
-// Not a thread: a chain's `deliverer` while a job is on its way to deliver what a call left, a
-// relay or the chain's actor's (ChainCore+Delivery.swift).
-let handedOffDeliverer = UInt.max
-
-// Where a chain with no actor has what a call left delivered: a job on Dispatch's global queue,
-// one per chain at a time (Docs/Semantics.md, "Threading").
+// Where a chain with no actor has what a call left delivered: a job on a concurrent Dispatch
+// queue of ChainBind's, one per chain at a time (Docs/Semantics.md, "Threading").
 enum Relay {
   final class Job: Sendable {
     let run: @Sendable () -> Void
     init(_ run: @escaping @Sendable () -> Void) { self.run = run }
   }
+
+  // Concurrent, and overcommitting like every queue of its own: a relay never waits for a thread
+  // of the global queue's pool, which a sink that blocks (its user's code) may hold.
+  private static let queue = DispatchQueue(label: "ChainBind.relay", attributes: .concurrent)
 
   // While a test runs its threads' steps in a chosen order (`Bind.withSchedulePoints`), relays
   // wait here for it (`runHeld`): one on a thread of its own would run outside the order.
@@ -96,7 +96,7 @@ enum Relay {
       if held.isHolding { held.jobs.append(Job(job)) }
       return held.isHolding
     }
-    if !isHeld { DispatchQueue.global().async(execute: job) }
+    if !isHeld { queue.async(execute: job) }
   }
 
   // Runs the relays held for a test on this thread, and those they start, until none is left.
@@ -104,7 +104,7 @@ enum Relay {
     while let job = held.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) { job.run() }
   }
 
-  // Starts holding relays, or stops and starts those held on Dispatch's global queue.
+  // Starts holding relays, or stops and starts those held on the relay queue.
   static func hold(_ isHolding: Bool) {
     let released = held.withLock { held -> [Job] in
       held.isHolding = isHolding
@@ -112,7 +112,7 @@ enum Relay {
       defer { held.jobs = [] }
       return held.jobs
     }
-    for job in released { DispatchQueue.global().async(execute: job.run) }
+    for job in released { queue.async(execute: job.run) }
   }
 }
 
