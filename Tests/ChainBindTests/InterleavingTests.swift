@@ -168,6 +168,73 @@ struct InterleavingTests {
     expectExhaustive(explorer, outcome)
   }
 
+  // Progress (Docs/Semantics.md, "Fair delivery"): a thread that keeps setting never makes another
+  // thread's call deliver its changes. In every order, the adding thread's call takes at most
+  // three steps (its start, the point its work reaches, the point in the sink's first call),
+  // however many sets the other thread makes meanwhile: they go to a relay. On 0.3 the adder
+  // became their deliverer, and wrote the label and called the sink for each (a point each).
+  @Test("a sink added while another thread keeps setting: the adder's call takes bounded steps")
+  func sinkAddedWhileAnotherThreadKeepsSetting() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let model = Counter()
+      let label = Label(explorer)
+      let calls = Calls()
+      let chain = Bind.inout(model, \.n).out(label, \.value)
+      return (
+        [
+          { for value in 1...3 { model.n = value } },
+          {
+            chain.out(key: "late") { value in
+              calls.values.withLock { $0.append(value) }
+              explorer.point()
+            }
+          },
+        ],
+        {
+          withExtendedLifetime(chain) {}
+          guard explorer.steps[1] <= 3 else {
+            return "the adder took \(explorer.steps[1]) steps"
+          }
+          let seen = calls.values.withLock { $0 }
+          guard label.value == model.n, seen.last == model.n,
+            zip(seen, seen.dropFirst()).allSatisfy({ $0 < $1 })
+          else { return "label \(label.value), late sink \(seen), model \(model.n)" }
+          return nil
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+
+  // The same for a two-way pair: one thread keeps setting one end, another sets the other end
+  // once; that set takes bounded steps in every order, and both ends agree at the end.
+  @Test("one end of a two-way pair set while another thread keeps setting the other: bounded")
+  func twoWayPairSetWhileAnotherThreadKeepsSetting() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let left = Counter()
+      let right = Counter()
+      let label = Label(explorer)
+      let chain = Bind.inout(left, \.n).inout(right, \.n).out(label, \.value)
+      return (
+        [{ for value in 1...3 { left.n = value } }, { right.n = 10 }],
+        {
+          withExtendedLifetime(chain) {}
+          // Its start, its set's point, and the label write of its own change.
+          guard explorer.steps[1] <= 3 else {
+            return "the other end's set took \(explorer.steps[1]) steps"
+          }
+          guard left.n == right.n, label.value == left.n else {
+            return "left \(left.n), right \(right.n), label \(label.value)"
+          }
+          return nil
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+
   // A delivery on one thread may write a sending member between another thread's set of it and
   // that set's delivery: the set's delivery then writes the member too.
   @Test("a set at each end of a two-way pair: both ends agree")

@@ -31,6 +31,11 @@ final class Explorer: @unchecked Sendable {
   /// The number of runs, one per schedule.
   private(set) var runs = 0
 
+  /// How many steps each thread of the last run took: how often it was picked to go on, its
+  /// start included. A scenario's check reads it to prove progress (a thread's call returns
+  /// within a bounded number of its own steps, whatever the others do).
+  private(set) var steps: [Int] = []
+
   /// Runs `scenario` once per schedule of its threads' steps.
   ///
   /// - Parameters:
@@ -100,6 +105,7 @@ final class Explorer: @unchecked Sendable {
     }
     for _ in threads { arrived.wait() }
     var step = 0
+    steps = Array(repeating: 0, count: threads.count)
     while true {
       let ready = finished.withLock { done in done.indices.filter { !done[$0] } }
       if ready.isEmpty { break }
@@ -114,6 +120,7 @@ final class Explorer: @unchecked Sendable {
         taken = 0
       }
       step += 1
+      steps[ready[taken]] += 1
       goes[ready[taken]].signal()
       // A thread that never reaches a point nor finishes waits for one that is stopped: a
       // deadlock the protocol must not have. Reported, not waited for forever.
