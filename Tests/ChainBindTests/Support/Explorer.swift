@@ -31,9 +31,11 @@ final class Explorer: @unchecked Sendable {
   /// The number of runs, one per schedule.
   private(set) var runs = 0
 
-  /// How many steps each thread of the last run took: how often it was picked to go on, its
-  /// start included. A scenario's check reads it to prove progress (a thread's call returns
-  /// within a bounded number of its own steps, whatever the others do).
+  /// How many steps each thread of the last run took.
+  ///
+  /// A step is a pick to go on, its start included. A scenario's check reads it to prove
+  /// progress: a thread's call returns within a bounded number of its own steps, whatever the
+  /// others do.
   private(set) var steps: [Int] = []
 
   /// Runs `scenario` once per schedule of its threads' steps.
