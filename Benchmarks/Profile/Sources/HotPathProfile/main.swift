@@ -56,6 +56,12 @@
 //   HotPathProfile stepsdk [N]                 as listdk, and the change's `steps` read
 //   HotPathProfile mainactor [N]               as chainbind, in a chain isolated to the main
 //                                               actor and set on it
+//   HotPathProfile contendedsinks|contendedtwoway|contendedmainactor|contendedfloor [MS]
+//                                               a producer sets a chain's source for MS ms
+//                                               (3 000) while another thread (or the main
+//                                               actor's timer) uses the chain: its worst call
+//                                               (lateness), the deliveries, the heap's growth
+//                                               (Contended.swift)
 //   HotPathProfile traced [N]                  `chainbind` with a tracer that counts events:
 //                                               what tracing costs (values described)
 //   HotPathProfile batch [N]                   `chainbind`'s N sets made in batches of 100
@@ -560,7 +566,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       "churn", "churnobservable", "churnnested", "churn2", "computed2", "scaling",
       "memoryobservable", "objectsobservable", "memory", "mainactor", "list1", "list10",
       "listshuffle", "listdk", "stepsdk", "difference1", "difference10", "differenceshuffle",
-      "differencedk", "traced", "batch", "values", "valuesstream", "soak",
+      "differencedk", "traced", "batch", "values", "valuesstream", "soak", "contendedsinks",
+      "contendedtwoway", "contendedmainactor", "contendedfloor",
     ]
     print("HotPathProfile: unknown mode \(kind); modes: \(modes.joined(separator: " "))")
     exit(2)
@@ -583,6 +590,15 @@ let kind = args.count > 1 ? args[1] : "chainbind"
 let n = args.count > 2 ? Int(args[2]) ?? 100_000 : 100_000
 if kind == "mainactor" {
   profileOnMainActor(n)
+} else if kind == "contendedmainactor" {
+  // The main queue runs the main actor's jobs; the producer runs beside it.
+  Task { @MainActor in
+    await contendedMainActor(milliseconds: args.count > 2 ? n : 3_000)
+    exit(0)
+  }
+  dispatchMain()
+} else if kind.hasPrefix("contended") {
+  contended(kind, milliseconds: args.count > 2 ? n : 3_000)
 } else if kind == "soak" {
   startSoak(uses: args.count > 2 ? n : 120_000, only: args.count > 3 ? args[3] : nil)
 } else {
