@@ -114,6 +114,20 @@ private final class DeinitAction {
     #expect(sub.x == 5)
   }
 
+  // Issue #26: while `x` was 0, `doubled` (0) equalled it and was bound as `x` itself: sets of
+  // `x` then sent `x`'s value. A subclass key path is never taken for the inherited property.
+  @Test func aSubclassComputedPropertyEqualAtBindTimeIsNotTakenForTheProperty() {
+    let sub = RegressionSub()
+    sub.x = 0
+    let label = Plain()
+    let chain = Bind.in(sub, \RegressionSub.doubled).out(label, \.int)
+    #expect(label.int == 0)
+    sub.x = 21
+    #expect(label.int == 42)
+    #expect(chain.currentValue == 42)
+    #expect(chain.description.contains("RegressionSub.x") == false)
+  }
+
   @Test func anInheritedBoundPropertyBoundThroughTheSubclassSends() {
     let sub = RegressionSub()
     let model = Model()

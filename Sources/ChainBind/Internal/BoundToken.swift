@@ -218,7 +218,6 @@ final class BoundProbe: @unchecked Sendable {
   // Every @Bound property the read touches, on any object: the dependencies of a tracked member.
   // Made when the read touches one (most member reads touch only their own property).
   @exclusivity(unchecked) private(set) var collector: DependencyCollector?
-  let rootType: Any.Type
   // Whether the probe is for a member, which a token must be installed for; not when it only
   // collects what a read touches.
   let isForMember: Bool
@@ -241,10 +240,6 @@ final class BoundProbe: @unchecked Sendable {
   // The token the member is linked to: the storage's own when it had one (tracked members may
   // observe it, and its old membership is detached by identity), else the probe's, installed.
   @exclusivity(unchecked) private(set) var memberToken: BoundToken?
-  // For a match through a subclass key path: the storage's value, to check against what the key
-  // path read (a subclass's computed property over one inherited @Bound property is no match).
-  @exclusivity(unchecked) private var inheritedStoredValue: Any?
-  @exclusivity(unchecked) private var undo: (() -> Void)?
 
   private init(
     objectID: ObjectIdentifier, keyPath: AnyKeyPath?, isForMember: Bool, valueType: Any.Type,
@@ -253,7 +248,6 @@ final class BoundProbe: @unchecked Sendable {
     self.valueType = valueType
     self.objectID = objectID
     self.keyPath = keyPath
-    self.rootType = keyPath.map { type(of: $0).rootType } ?? Never.self
     self.isForMember = isForMember
     self.collector = collector
   }
@@ -297,9 +291,6 @@ final class BoundProbe: @unchecked Sendable {
       valueType: Target.self,
       collector: nil)
     var value = probe.run { read(object) }
-    if let inherited = probe.inheritedStoredValue, !isEqual(inherited, value) {
-      probe.visits += 1
-    }
     // The @Bound properties the read touched: the member's own (installed), and the others.
     let touched = (probe.collector?.tokens.count ?? 0) + (probe.installed ? 1 : 0)
     if sends && (!probe.installed || touched > 1 || probe.visits > 1) {
@@ -314,13 +305,11 @@ final class BoundProbe: @unchecked Sendable {
     if probe.visits > 1 || (probe.installed && (touched > 1 || ticket != nil)) {
       // Not the one-step property alone: a computed property, or a path through other @Bound
       // properties. The member is tracked instead.
-      probe.undo?()
       probe.installed = false
       probe.storageKeyPath = nil
     }
     probe.isTracked = !probe.installed && (touched > 0 || ticket != nil)
     if probe.isTracked { probe.firstRead = value }
-    probe.inheritedStoredValue = nil
     return (value, probe)
   }
 
@@ -331,10 +320,8 @@ final class BoundProbe: @unchecked Sendable {
   // Called on the binding thread, which owns `object`'s storage.
   func undoInstall<Object: AnyObject, Target>(in object: Object, storage: Bound<Target>.Type) {
     guard installed else { return }
-    if let undo {
-      undo()
-    } else if let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>> {
-      // A match by key path: the storage's root is the member's `Object`.
+    // A match by key path: the storage's root is the member's `Object`.
+    if let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>> {
       object[keyPath: storage].token = replacedToken
     }
     installed = false
@@ -345,15 +332,6 @@ final class BoundProbe: @unchecked Sendable {
   @inline(never)
   static func isProbing() -> Bool {
     currentPointer.value != nil
-  }
-
-  // Whether `stored` is a `Target` equal to `value` (true when `Target` is not Equatable). Out of
-  // line: its `Target?` would make every read look up that type's metadata.
-  @inline(never)
-  private static func isEqual<Target>(_ stored: Any, _ value: Target) -> Bool {
-    guard var stored = stored as? Target, Target.self is any Equatable.Type else { return true }
-    var value = value
-    return bindIsEqual(&stored, &value)
   }
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
@@ -376,11 +354,9 @@ final class BoundProbe: @unchecked Sendable {
     guard probe.isForMember, probe.objectID == ObjectIdentifier(instance) else {
       return probe.collectorInUse.visit(existing)
     }
-    // The member's own property, or the same property reached through a subclass key path.
-    let isOwn = wrappedKeyPath() == probe.keyPath
-    let isInherited =
-      !isOwn && probe.rootType != EnclosingSelf.self && probe.rootType is EnclosingSelf.Type
-    guard isOwn || isInherited else {
+    // Only the member's own property, by key path: through a subclass key path, an inherited
+    // property and a computed one over it look the same, so both are tracked (they read it).
+    guard wrappedKeyPath() == probe.keyPath else {
       return probe.collectorInUse.visit(existing)
     }
     probe.visits += 1
@@ -391,25 +367,7 @@ final class BoundProbe: @unchecked Sendable {
     probe.memberToken = previous ?? installed
     probe.replacedToken = previous
     probe.installed = true
-    let storage = storageKeyPath()
-    probe.storageKeyPath = storage
-    // Only a match through a subclass key path can be followed by another match (a computed
-    // property of the subclass reading inherited @Bound properties): then it may be undone.
-    // A match by key path is the property itself.
-    guard isInherited else { return installed }
-    probe.matchedInherited(instance, storage, previous: previous)
+    probe.storageKeyPath = storageKeyPath()
     return installed
-  }
-
-  // Out of line: `visit` then needs no metadata of `Bound<Value>` at run time on its common path.
-  @inline(never)
-  private func matchedInherited<EnclosingSelf: AnyObject, Value>(
-    _ instance: EnclosingSelf, _ storage: ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
-    previous: BoundToken?
-  ) {
-    inheritedStoredValue = instance[keyPath: storage].value
-    // Run only inside `read`, which holds the object: no weak reference, which would give the
-    // object a side table and make every later retain and release of it slower.
-    undo = { [unowned(unsafe) instance] in instance[keyPath: storage].token = previous }
   }
 }
