@@ -322,7 +322,9 @@ final class BoundProbe: @unchecked Sendable {
     guard installed else { return }
     // A match by key path: the storage's root is the member's `Object`.
     if let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>> {
+      let stripe = TokenStripe.lock(for: object)
       object[keyPath: storage].token = replacedToken
+      stripe.unlock()
     }
     installed = false
   }

@@ -102,3 +102,28 @@ struct ChainLock: ~Copyable, @unchecked Sendable {
   @inlinable borrowing func unlock() { mutex.unlock() }
   borrowing func tryLock() -> Bool { mutex.tryLock() }
 }
+
+// The locks under which a `@Bound` storage's token is read and installed by reads ChainBind
+// probes (the getter, BoundToken.swift), one of 64 by object: two threads that read a new object
+// at once (two chains' re-reads) would otherwise both write its token field. Taken only while a
+// thread probes, never with another ChainBind lock held, and no user code runs under one.
+@usableFromInline
+final class TokenStripe: @unchecked Sendable {
+  @usableFromInline let spinLock = SpinLock()
+
+  private static let stripes: [TokenStripe] = (0..<64).map { _ in TokenStripe() }
+
+  // Locks the stripe of `object`, and returns it for `unlock()`.
+  @usableFromInline
+  @inline(never)
+  static func lock(for object: AnyObject) -> TokenStripe {
+    // Objects are at least 16-byte aligned: the bits above them spread objects over stripes.
+    let address = UInt(bitPattern: ObjectIdentifier(object))
+    let stripe = stripes[Int((address >> 4) & 63)]
+    stripe.spinLock.lock()
+    return stripe
+  }
+
+  @inlinable
+  func unlock() { spinLock.unlock() }
+}
