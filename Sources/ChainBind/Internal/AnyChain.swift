@@ -127,9 +127,12 @@ class AnyChain: @unchecked Sendable {
       get { chain.with { $0._state.queuedCount } }
       nonmutating set { chain.with { $0._state.queuedCount = newValue } }
     }
-    @inlinable var delivery: DeliveryState {
-      get { chain.with { $0._state.delivery } }
-      nonmutating _modify { yield &chain.object._state.delivery }
+    @inlinable var delivery: DeliveryState { chain.with { $0._state.delivery } }
+    // A transition of the delivery's state. Not a mutating call through `delivery`: on this
+    // noncopyable proof, ThreadSanitizer takes that for a write of the whole chain object.
+    @inlinable
+    func transition(_ event: (inout DeliveryState) -> Void) {
+      chain.with { event(&$0._state.delivery) }
     }
     @inlinable var hasRetired: Bool {
       get { chain.with { $0._state.hasRetired } }
@@ -275,7 +278,7 @@ class AnyChain: @unchecked Sendable {
     guard held.delivery.work?.nests == true, held.delivery.isDelivering(on: currentThreadID()),
       held.extras?.insertion == nil, held.filterCount == 0, !isIsolated
     else { return false }
-    held.delivery.takeNestedTurn()
+    held.transition { $0.takeNestedTurn() }
     return true
   }
 

@@ -232,7 +232,7 @@ extension ChainCore {
     from origin: Member, _ value: Value, to batch: Unretained<Batch>,
     _ held: consuming Held
   ) -> Bool {
-    held.delivery.begin(on: currentThreadID())
+    held.transition { $0.begin(on: currentThreadID()) }
     var dead: [Member] = []
     let previous = current(held)
     let filters = self.filters(held) ?? []

@@ -33,7 +33,7 @@ extension ChainCore {
       release(held)
       return send(from: origin, value, to: isolation)
     }
-    held.delivery.begin(on: currentThreadID())
+    held.transition { $0.begin(on: currentThreadID()) }
     var dead: [Member] = []
     if runTurn(from: origin, value, dead: &dead, held) {
       if !dead.isEmpty { registry.prune(dead) }
@@ -86,7 +86,7 @@ extension ChainCore {
       finishDeliveringQueue(budget: budget, dead: &dead, held)
       return
     }
-    held.delivery.end()
+    held.transition { $0.end() }
     release(held)
     if _slowPath(!dead.isEmpty) { registry.prune(dead) }
   }
@@ -102,7 +102,7 @@ extension ChainCore {
       }
       held = kept
     }
-    held.delivery.end()
+    held.transition { $0.end() }
     let retired = takeRetired(held)
     if held.queuedCount > 0 {
       // The chain was released with changes still queued: drop them after unlocking.
@@ -179,7 +179,7 @@ extension ChainCore {
   // would (`relay`); until it runs, changes made meanwhile wait in the queue, replacing their
   // members' older ones.
   private func handToRelay(_ held: consuming Held) {
-    held.delivery.handOff()
+    held.transition { $0.handOff() }
     // This thread is done with the members it read unretained.
     let retired = takeRetired(held)
     release(held)
@@ -190,7 +190,7 @@ extension ChainCore {
   // The relay's job: delivers what was pending when it began, and leaves the rest to another.
   private func relay() {
     let held = acquire()
-    held.delivery.resume(on: currentThreadID())
+    held.transition { $0.resume(on: currentThreadID()) }
     var dead: [Member] = []
     finishDeliveringQueue(budget: Int(held.queuedCount), dead: &dead, held)
   }
@@ -209,11 +209,11 @@ extension ChainCore {
   func runQueuedWork(
     _ body: () -> Void, isOwn: Bool = false, nests: Bool = false, _ held: consuming Held
   ) {
-    held.delivery.beginWork(isOwn: isOwn, nests: nests)
+    held.transition { $0.beginWork(isOwn: isOwn, nests: nests) }
     release(held)
     body()
     let after = acquire()
-    after.delivery.endWork()
+    after.transition { $0.endWork() }
     after.extras?.insertion = nil
     release(after)
   }
@@ -258,7 +258,7 @@ extension ChainCore {
     held.queuedCount = 0
     // No thread delivers until the actor resumes: this one is done with the members it read
     // unretained.
-    held.delivery.handOff()
+    held.transition { $0.handOff() }
     let retired = takeRetired(held)
     release(held)
     withExtendedLifetime(retired) {}
@@ -272,7 +272,7 @@ extension ChainCore {
   private func endAbandonedDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     releasePending(handed)
     let held = acquire()
-    held.delivery.abandon()
+    held.transition { $0.abandon() }
     let retired = takeRetired(held)
     release(held)
     withExtendedLifetime(retired) {}
@@ -283,7 +283,7 @@ extension ChainCore {
   private func resumeDelivery(_ handed: ContiguousArray<Queued<Value>>) {
     var dead: [Member] = []
     let budget = withLock { held -> Int in
-      held.delivery.resume(on: currentThreadID())
+      held.transition { $0.resume(on: currentThreadID()) }
       return Int(held.queuedCount)
     }
     for next in handed {
@@ -543,7 +543,7 @@ extension ChainCore {
     if !held.isDelivering || held.delivery.isDelivering(on: thread) {
       // No other thread delivers: written now, inside the delivery (taken when free).
       let takes = !held.isDelivering
-      if takes { held.delivery.begin(on: thread) }
+      if takes { held.transition { $0.begin(on: thread) } }
       let value = current(held)
       release(held)
       finishSync(of: member, with: value)

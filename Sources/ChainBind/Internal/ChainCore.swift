@@ -195,7 +195,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       if let work = later() { enqueue(work: work, key: workKey, held) }
       return release(held)
     }
-    held.delivery.begin(on: thread)
+    held.transition { $0.begin(on: thread) }
     runQueuedWork({ now(false) }, isOwn: true, nests: nests, held)
     var dead: [Member] = []
     finishDelivery(dead: &dead)
