@@ -81,42 +81,39 @@ nonisolated func contended(_ mode: String, milliseconds: Int) {
   let model = ContendedModel()
   let label = ContendedLabel()
   let heapBefore = Int(profile_heap_bytes_in_use())
+  // What the other side does, on `model` (`produced` is the producer's model).
+  let call: (Int) -> Void
+  var produced = model
+  // The chain, kept bound for the run.
+  var kept: Any?
   switch mode {
   case "contendedsinks":
     let chain = Bind.inout(model, \.value).out(label, \.value)
       .out(key: "count") { _ in contendedDeliveries.add(1, ordering: .relaxed) }
-    let producer = Producer(model)
-    let (calls, worst) = repeatedly(for: milliseconds) { index in
+    kept = chain
+    call = { index in
       chain.out(key: "sink") { _ in }
       chain.removeOut(key: "sink")
       consume(index)
     }
-    let sets = producer.stop()
-    report(
-      mode, milliseconds: milliseconds, calls: calls, worst: worst, sets: sets,
-      heapBefore: heapBefore)
-    consume(chain.memberCount)
   case "contendedtwoway":
     let chain = Bind.inout(model, \.value).inout(model, \.other)
       .out(key: "count") { _ in contendedDeliveries.add(1, ordering: .relaxed) }
-    let producer = Producer(model)
-    let (calls, worst) = repeatedly(for: milliseconds) { index in model.other = -index }
-    let sets = producer.stop()
-    report(
-      mode, milliseconds: milliseconds, calls: calls, worst: worst, sets: sets,
-      heapBefore: heapBefore)
-    consume(chain.memberCount)
+    kept = chain
+    call = { index in model.other = -index }
   case "contendedfloor":
-    let other = ContendedModel()
-    let producer = Producer(other)
-    let (calls, worst) = repeatedly(for: milliseconds) { index in model.other = index }
-    let sets = producer.stop()
-    report(
-      mode, milliseconds: milliseconds, calls: calls, worst: worst, sets: sets,
-      heapBefore: heapBefore)
+    produced = ContendedModel()
+    call = { index in model.other = index }
   default:
     preconditionFailure("not a contended mode: \(mode)")
   }
+  let producer = Producer(produced)
+  let (calls, worst) = repeatedly(for: milliseconds, call)
+  let sets = producer.stop()
+  withExtendedLifetime(kept) {}
+  report(
+    mode, milliseconds: milliseconds, calls: calls, worst: worst, sets: sets,
+    heapBefore: heapBefore)
 }
 
 // The main-actor chain: the timer's worst lateness stands for the other side's worst wait.
