@@ -102,21 +102,23 @@ extension Bind {
   ///
   /// - Parameters:
   ///   - scheduler: Called at each point; it returns when the thread may go on.
+  ///   - holdsRelay: Whether a relay started on this thread (what a call leaves for another
+  ///     thread to deliver, Docs/Semantics.md, "Fair delivery") waits for ``runHeldRelays()``
+  ///     instead of running on a thread of its own; nil: none does. Other tests' threads must
+  ///     answer false, or their relays wait for this test.
   ///   - body: The code during which the scheduler is installed.
   /// - Returns: What `body` returns.
-  ///
-  /// While the scheduler is installed, what a call leaves for a relay (Docs/Semantics.md, "Fair
-  /// delivery") waits for ``runHeldRelays()`` instead of running on a thread of its own.
   @_spi(Testing)
   public static func withSchedulePoints<Result>(
-    _ scheduler: @escaping @Sendable () -> Void, _ body: () -> Result
+    _ scheduler: @escaping @Sendable () -> Void,
+    holdingRelays holdsRelay: (@Sendable () -> Bool)? = nil, _ body: () -> Result
   ) -> Result {
     SchedulePoint.install(SchedulePoint.Scheduler(scheduler))
     openBatches.add(1, ordering: .relaxed)
     SchedulePoint.isInstalled.store(true, ordering: .releasing)
-    Relay.hold(true)
+    Relay.hold(holdsRelay.map(Relay.Holder.init))
     let result = body()
-    Relay.hold(false)
+    Relay.hold(nil)
     SchedulePoint.isInstalled.store(false, ordering: .releasing)
     openBatches.subtract(1, ordering: .relaxed)
     SchedulePoint.install(nil)

@@ -198,9 +198,11 @@ private func repeatedly(_ call: @escaping @Sendable (Int) -> Void) -> Double? {
           proceed.wait()
         }
       }
-    let setterThread = Mutex<ObjectIdentifier?>(nil)
+    // The setter's `Thread`, kept alive: a thread started later cannot get an object at its
+    // address, so identities compare true only for the setter's own thread.
+    let setterThread = LockedBox<Thread?>(nil)
     let setter = startThread {
-      setterThread.withLock { $0 = ObjectIdentifier(Thread.current) }
+      setterThread.withLock { $0 = Thread.current }
       feed.x = 1
     }
     #expect(held.wait(timeout: .now() + watchdog) == .success)
@@ -209,11 +211,13 @@ private func repeatedly(_ call: @escaping @Sendable (Int) -> Void) -> Double? {
     #expect(setter.wait(timeout: .now() + watchdog) == .success)
     #expect(waitUntilIdle(chain))
     let deliveredOn = threads.withLock { $0 }
-    #expect(deliveredOn[1] == setterThread.withLock { $0 })
+    let setterID = setterThread.withLock { $0.map(ObjectIdentifier.init) }
+    #expect(deliveredOn[1] == setterID)
     #expect(deliveredOn[2] != nil)
-    #expect(deliveredOn[2] != setterThread.withLock { $0 })
+    #expect(deliveredOn[2] != setterID)
     #expect(label.int == 2)
     #expect(feed.x == 2)
+    setterThread.withLock { $0 = nil }
   }
 
   // 13.5: list sinks under load see the latest lists, and consecutive changes still chain.

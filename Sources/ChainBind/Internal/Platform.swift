@@ -75,28 +75,39 @@ func currentThreadID() -> UInt {
   #endif
 }
 
-// Where a chain with no actor has what a call left delivered: a job on a concurrent Dispatch
-// queue of ChainBind's, one per chain at a time (Docs/Semantics.md, "Threading").
+// Where a chain with no actor has what a call left delivered: a job on a Dispatch queue of its
+// own, one per chain at a time (Docs/Semantics.md, "Threading").
 enum Relay {
   final class Job: Sendable {
     let run: @Sendable () -> Void
     init(_ run: @escaping @Sendable () -> Void) { self.run = run }
   }
 
-  // Concurrent, and overcommitting like every queue of its own: a relay never waits for a thread
-  // of the global queue's pool, which a sink that blocks (its user's code) may hold.
-  private static let queue = DispatchQueue(label: "ChainBind.relay", attributes: .concurrent)
+  // Which threads' relays a test holds (`Bind.withSchedulePoints`).
+  final class Holder: Sendable {
+    let holds: @Sendable () -> Bool
+    init(_ holds: @escaping @Sendable () -> Bool) { self.holds = holds }
+  }
 
-  // While a test runs its threads' steps in a chosen order (`Bind.withSchedulePoints`), relays
-  // wait here for it (`runHeld`): one on a thread of its own would run outside the order.
-  private static let held = Locked<(isHolding: Bool, jobs: [Job])>((false, []))
+  // While a test runs its threads' steps in a chosen order (`Bind.withSchedulePoints`), the
+  // relays its threads start wait here for it (`runHeld`): one on a thread of its own would run
+  // outside the order.
+  private static let held = Locked<(holder: Holder?, jobs: [Job])>((nil, []))
 
   static func start(_ job: @escaping @Sendable () -> Void) {
-    let isHeld = held.withLock { held -> Bool in
-      if held.isHolding { held.jobs.append(Job(job)) }
-      return held.isHolding
+    // The test's answer is asked outside the lock: it is the test's code.
+    if let holder = held.withLock({ $0.holder }), holder.holds() {
+      let isHeld = held.withLock { held -> Bool in
+        guard held.holder === holder else { return false }
+        held.jobs.append(Job(job))
+        return true
+      }
+      if isHeld { return }
     }
-    if !isHeld { queue.async(execute: job) }
+    // A queue of its own for each relay: a serial queue overcommits, so the relay gets a thread
+    // even when every thread of Dispatch's pool is blocked (a test waiting, a sink that blocks);
+    // a relay that blocks in user code holds up no other chain's.
+    DispatchQueue(label: "ChainBind.relay").async(execute: job)
   }
 
   // Runs the relays held for a test on this thread, and those they start, until none is left.
@@ -104,15 +115,16 @@ enum Relay {
     while let job = held.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) { job.run() }
   }
 
-  // Starts holding relays, or stops and starts those held on the relay queue.
-  static func hold(_ isHolding: Bool) {
+  // Starts holding the relays of the threads `holder` names, or (nil) stops and starts those
+  // held, each on a queue of its own.
+  static func hold(_ holder: Holder?) {
     let released = held.withLock { held -> [Job] in
-      held.isHolding = isHolding
-      guard !isHolding else { return [] }
+      held.holder = holder
+      guard holder == nil else { return [] }
       defer { held.jobs = [] }
       return held.jobs
     }
-    for job in released { queue.async(execute: job.run) }
+    for job in released { DispatchQueue(label: "ChainBind.relay").async(execute: job.run) }
   }
 }
 

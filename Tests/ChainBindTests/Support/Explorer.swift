@@ -53,7 +53,13 @@ final class Explorer: @unchecked Sendable {
   ) -> (failure: Failure?, isExhausted: Bool) {
     // The picks of the run in progress: which thread, among how many that could go on.
     var picks: [(taken: Int, count: Int)] = []
-    return Bind.withSchedulePoints({ [self] in point() }) {
+    let explorerThread = currentThreadNumber()
+    // The relays of this exploration's threads wait for the end of each run; other tests' run.
+    let isExplored: @Sendable () -> Bool = { [self] in
+      let thread = currentThreadNumber()
+      return thread == explorerThread || lock.withLock { workers[thread] != nil }
+    }
+    return Bind.withSchedulePoints({ [self] in point() }, holdingRelays: isExplored) {
       while runs < limit {
         runs += 1
         let (threads, check) = scenario()
