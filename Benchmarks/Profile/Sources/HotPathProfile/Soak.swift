@@ -91,6 +91,14 @@ final class Tally: Sendable {
   func wait(for calls: Int) {
     for _ in 0..<calls { self.calls.wait() }
   }
+
+  /// Waits for one call; a call that does not come within 10 s fails the soak, not hangs it.
+  func waitForOne() {
+    guard calls.wait(timeout: .now() + 10) == .success else {
+      print("soak: a use's call did not come within 10 s")
+      exit(1)
+    }
+  }
 }
 
 /// Texts that no `Int` is: each one a `.backConversionFailed` report.
@@ -321,14 +329,18 @@ func soakOperations() -> [SoakOperation] {
     },
     SoakOperation(name: "main-actor chain's error, set off the actor", clock: .process) {
       // Each set is queued for the main actor, where it fails to convert and is reported to the
-      // chain's handler, which the soak waits for.
+      // chain's handler. Each use waits for its own report: sets that wait for the actor together
+      // coalesce into one delivery (Docs/Semantics.md, "Fair delivery"), and so one report.
       let model = SoakModel()
       let tally = Tally()
       let chain = DispatchQueue.main.sync {
         MainActor.assumeIsolated { bindOnMainActor(model, tally) }
       }
       return SoakUses(
-        use: { model.text = rejectedTexts[$0 % 8] }, settle: { tally.wait(for: $0) },
+        use: {
+          model.text = rejectedTexts[$0 % 8]
+          tally.waitForOne()
+        }, settle: { _ in },
         finish: { uses in
           precondition(tally.load() == uses, "soak: \(tally.load()) errors of \(uses) uses")
           DispatchQueue.main.sync { MainActor.assumeIsolated { chain.unbind() } }
