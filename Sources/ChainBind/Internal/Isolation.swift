@@ -224,7 +224,7 @@ final class ChainIsolation: @unchecked Sendable {
       isDraining = false
       Self.drainingActor.set(outer)
     }
-    var share = state.withLock { $0.jobs.count }
+    var share = pendingCount
     while share > 0, let job = takeNext() {
       share -= 1
       job.origin?.pendingChanges.subtract(1, ordering: .relaxed)

@@ -104,9 +104,13 @@ enum Relay {
       }
       if isHeld { return }
     }
-    // A queue of its own for each relay: a serial queue overcommits, so the relay gets a thread
-    // even when every thread of Dispatch's pool is blocked (a test waiting, a sink that blocks);
-    // a relay that blocks in user code holds up no other chain's.
+    run(job)
+  }
+
+  // A queue of its own for each relay: a serial queue overcommits, so the relay gets a thread
+  // even when every thread of Dispatch's pool is blocked (a test waiting, a sink that blocks);
+  // a relay that blocks in user code holds up no other chain's.
+  private static func run(_ job: @escaping @Sendable () -> Void) {
     DispatchQueue(label: "ChainBind.relay").async(execute: job)
   }
 
@@ -124,7 +128,7 @@ enum Relay {
       defer { held.jobs = [] }
       return held.jobs
     }
-    for job in released { DispatchQueue(label: "ChainBind.relay").async(execute: job.run) }
+    for job in released { run(job.run) }
   }
 }
 
