@@ -18,7 +18,8 @@ hotpath_binary=""
 # The pairs that `profile.sh --ratios` divides: ChainBind's mode, then its hand-written floor.
 hotpath_ratio_pairs=(chainbind:floor string:floorstring twoway:floortwoway twoway:leantwoway
   boundread:floorread
-  mainactor:chainbind nested:floor computed:floorcomputed)
+  mainactor:chainbind nested:floornested relink:floornested computed:floorcomputed
+  observable:floorobservable)
 # Without it, the random hash seed makes the setup of the two runs of hotpath_cost differ (by
 # hundreds of instructions per operation in `scale`, which binds 100 000 chains first).
 export SWIFT_DETERMINISTIC_HASHING=1
@@ -92,4 +93,15 @@ hotpath_allocations() { # mode n
 hotpath_reachable() { # n [mode] -> "bytes blocks"
   valgrind --leak-check=full --show-leak-kinds=all "$hotpath_binary" "${2:-memory}" "$1" 2>&1 \
     | sed -n 's/.*still reachable: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p' | tr -d ,
+}
+
+hotpath_kept() { # kind (observable, nested or computed) -> bytes kept per chain
+  # What `memoryKIND` keeps per chain less what `objectsKIND` keeps: the same objects and arrays,
+  # unbound.
+  local bytes1 bytes2 objects1 objects2
+  read -r bytes1 _ <<<"$(hotpath_reachable 1000 "memory$1")"
+  read -r bytes2 _ <<<"$(hotpath_reachable 2000 "memory$1")"
+  read -r objects1 _ <<<"$(hotpath_reachable 1000 "objects$1")"
+  read -r objects2 _ <<<"$(hotpath_reachable 2000 "objects$1")"
+  echo $((((bytes2 - bytes1) - (objects2 - objects1)) / 1000))
 }

@@ -37,9 +37,20 @@
 //                                               and arrays only, binding nothing
 //   HotPathProfile memory [N]                  binds N chains and exits with them all alive,
 //                                               for valgrind's per-allocation-site report
-//   HotPathProfile nested [N]                  N sets of the leaf of a three-link `@Bound` path
-//                                               bound `in` (its floor is `floor`: the leaf's
-//                                               `didSet` calling a closure)
+//   HotPathProfile nested|floornested [N]      N sets of the leaf of a three-link `@Bound` path
+//                                               bound `in` (floornested: the same path written
+//                                               by hand, each link's `didSet` moving the
+//                                               leaf's closure to the new leaf)
+//   HotPathProfile relink|floorrelink [N]      N sets of the middle link of that path, to one
+//                                               of two objects in turn (floorrelink: by hand)
+//   HotPathProfile observable|floorobservable [N]
+//                                               N sets of an `@Observable` object's property
+//                                               bound `in` (floorobservable: Observation's
+//                                               public `withObservationTracking`, re-armed after
+//                                               each set, delivering to a closure)
+//   HotPathProfile memorynested|memorycomputed|objectsnested|objectscomputed [N]
+//                                               as memoryobservable, from a two-link `@Bound`
+//                                               path or a computed property
 //   HotPathProfile computed|floorcomputed [N]  N sets of one of the two `@Bound` properties a
 //                                               computed member reads (floorcomputed: `didSet`s
 //                                               that recompute, compare and call a closure)
@@ -124,6 +135,81 @@ final class Holder { @Bound var leaf = Leaf() }
 final class Leaf { @Bound var value = 0 }
 final class Mid { @Bound var leaf = Leaf() }
 final class Root { @Bound var mid = Mid() }
+/// The hand-written peer of Root, Mid and Leaf (`floornested`, `floorrelink`): each link's
+/// `didSet` moves the observer from the old leaf to the new one and delivers the new value.
+final class HandLeaf {
+  var onChange: ((Int) -> Void)?
+  var value = 0 { didSet { onChange?(value) } }
+}
+final class HandMid {
+  var onLeaf: ((HandLeaf, HandLeaf) -> Void)?
+  var leaf = HandLeaf() { didSet { onLeaf?(oldValue, leaf) } }
+}
+final class HandRoot {
+  var onMid: ((HandMid, HandMid) -> Void)?
+  var mid = HandMid() { didSet { onMid?(oldValue, mid) } }
+}
+/// Observes `root.mid.leaf.value` by hand, writing it to `target` (weakly).
+func observePath(_ root: HandRoot, writingTo target: Target) {
+  let deliver: (Int) -> Void = { [weak target] in target?.value = $0 }
+  func attach(_ leaf: HandLeaf) { leaf.onChange = deliver }
+  func attach(_ mid: HandMid) {
+    mid.onLeaf = { old, new in
+      old.onChange = nil
+      attach(new)
+      deliver(new.value)
+    }
+    attach(mid.leaf)
+  }
+  root.onMid = { old, new in
+    old.onLeaf = nil
+    old.leaf.onChange = nil
+    attach(new)
+    deliver(new.leaf.value)
+  }
+  attach(root.mid)
+  deliver(root.mid.leaf.value)
+}
+@inline(never) func setRepeatedly(_ leaf: HandLeaf, _ n: Int) { for i in 0..<n { leaf.value = i } }
+@inline(never) func relinkRepeatedly(_ root: Root, _ mids: (Mid, Mid), _ n: Int) {
+  for i in 0..<n { root.mid = i & 1 == 0 ? mids.0 : mids.1 }
+}
+@inline(never) func relinkRepeatedly(_ root: HandRoot, _ mids: (HandMid, HandMid), _ n: Int) {
+  for i in 0..<n { root.mid = i & 1 == 0 ? mids.0 : mids.1 }
+}
+/// The hand-written peer of an `@Observable` source (`floorobservable`): Observation's public
+/// API fires once, in `willSet`, and must be armed again; its `onChange` is `@Sendable`, so it
+/// raises a flag, and the writer calls `pump()` after the set, which re-arms and delivers.
+final class ObservationLink {
+  private let model: ObservedModel
+  private let deliver: (Int) -> Void
+  private let changed = Atomic<Bool>(false)
+
+  init(_ model: ObservedModel, deliver: @escaping (Int) -> Void) {
+    self.model = model
+    self.deliver = deliver
+    arm()
+  }
+
+  private func arm() {
+    let value = withObservationTracking { model.value } onChange: { [self] in
+      changed.store(true, ordering: .relaxed)
+    }
+    deliver(value)
+  }
+
+  func pump() { if changed.exchange(false, ordering: .relaxed) { arm() } }
+}
+extension ObservationLink: @unchecked Sendable {}
+@inline(never) func setRepeatedly(_ model: ObservedModel, _ n: Int) {
+  for i in 0..<n { model.value = i }
+}
+@inline(never) func setRepeatedly(_ model: ObservedModel, _ link: ObservationLink, _ n: Int) {
+  for i in 0..<n {
+    model.value = i
+    link.pump()
+  }
+}
 /// A computed property over two `@Bound` properties, for `computed`.
 final class Sum {
   @Bound var a = 0
@@ -486,6 +572,30 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let chain = Bind.in(root, \.mid.leaf.value).out(target, \.value)
     setRepeatedly(root.mid.leaf, n)
     consume(chain.memberCount)
+  case "floornested":
+    let root = HandRoot()
+    observePath(root, writingTo: target)
+    setRepeatedly(root.mid.leaf, n)
+  case "relink":
+    let root = Root()
+    let mids = (Mid(), Mid())
+    let chain = Bind.in(root, \.mid.leaf.value).out(target, \.value)
+    relinkRepeatedly(root, mids, n)
+    consume(chain.memberCount)
+  case "floorrelink":
+    let root = HandRoot()
+    let mids = (HandMid(), HandMid())
+    observePath(root, writingTo: target)
+    relinkRepeatedly(root, mids, n)
+  case "observable":
+    let model = ObservedModel()
+    let chain = Bind.in(model, \.value).out(target, \.value)
+    setRepeatedly(model, n)
+    consume(chain.memberCount)
+  case "floorobservable":
+    let model = ObservedModel()
+    let link = ObservationLink(model) { [weak target] in target?.value = $0 }
+    setRepeatedly(model, link, n)
   case "computed":
     let sum = Sum()
     let chain = Bind.in(sum, \.total).out(target, \.value)
@@ -537,6 +647,28 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     onTwoThreads(n, computedSets)
   case "scaling":
     scaling(n)
+  case "memorynested", "objectsnested":
+    var pairs: [(Holder, Target)] = []
+    var chains: [Chain<Int>] = []
+    pairs.reserveCapacity(n)
+    chains.reserveCapacity(n)
+    for _ in 0..<n { pairs.append((Holder(), Target())) }
+    if kind == "memorynested" {
+      for (h, t) in pairs { chains.append(Bind.in(h, \.leaf.value).out(t, \.value)) }
+    }
+    consume(pairs.count + chains.count)
+    exit(0)
+  case "memorycomputed", "objectscomputed":
+    var pairs: [(Sum, Target)] = []
+    var chains: [Chain<Int>] = []
+    pairs.reserveCapacity(n)
+    chains.reserveCapacity(n)
+    for _ in 0..<n { pairs.append((Sum(), Target())) }
+    if kind == "memorycomputed" {
+      for (s, t) in pairs { chains.append(Bind.in(s, \.total).out(t, \.value)) }
+    }
+    consume(pairs.count + chains.count)
+    exit(0)
   case "memoryobservable", "objectsobservable":
     var pairs: [(ObservedModel, Target)] = []
     var chains: [Chain<Int>] = []
@@ -562,7 +694,9 @@ nonisolated func profile(_ kind: String, _ n: Int) {
   default:
     let modes = [
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
-      "floortwoway", "leantwoway", "boundread", "floorread", "nested", "computed", "floorcomputed",
+      "floortwoway", "leantwoway", "boundread", "floorread", "nested", "floornested", "relink", "floorrelink", "observable",
+      "floorobservable", "computed", "floorcomputed", "memorynested", "objectsnested",
+      "memorycomputed", "objectscomputed",
       "churn", "churnobservable", "churnnested", "churn2", "computed2", "scaling",
       "memoryobservable", "objectsobservable", "memory", "mainactor", "list1", "list10",
       "listshuffle", "listdk", "stepsdk", "difference1", "difference10", "differenceshuffle",
