@@ -192,7 +192,9 @@ final class ObservationLink {
   }
 
   private func arm() {
-    let value = withObservationTracking { model.value } onChange: { [self] in
+    let value = withObservationTracking {
+      model.value
+    } onChange: { [self] in
       changed.store(true, ordering: .relaxed)
     }
     deliver(value)
@@ -694,7 +696,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
   default:
     let modes = [
       "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
-      "floortwoway", "leantwoway", "boundread", "floorread", "nested", "floornested", "relink", "floorrelink", "observable",
+      "floortwoway", "leantwoway", "boundread", "floorread", "nested", "floornested", "relink",
+      "floorrelink", "observable",
       "floorobservable", "computed", "floorcomputed", "memorynested", "objectsnested",
       "memorycomputed", "objectscomputed",
       "churn", "churnobservable", "churnnested", "churn2", "computed2", "scaling",
