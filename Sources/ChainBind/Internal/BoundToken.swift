@@ -260,15 +260,17 @@ final class BoundProbe: @unchecked Sendable {
     return collector
   }
 
-  // Runs `read` on this thread with `collector` told of every @Bound property read.
-  static func collecting<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
-    // An identity no object being read can have: the collector's, alive meanwhile.
-    let probe = BoundProbe(
-      objectID: ObjectIdentifier(collector), keyPath: nil,
-      isForMember: false,
+  // A probe that only collects what reads touch, into `collector`: a tracked member makes one
+  // and runs it for each of its reads (`collect`).
+  static func collecting(into collector: DependencyCollector) -> BoundProbe {
+    // An identity no object being read can have: the collector's, alive as long as the probe.
+    BoundProbe(
+      objectID: ObjectIdentifier(collector), keyPath: nil, isForMember: false,
       valueType: Never.self, collector: collector)
-    return probe.run(read)
   }
+
+  // Runs `read` on this thread with the collector told of every @Bound property read.
+  func collect<Value>(_ read: () -> Value) -> Value { run(read) }
 
   private func run<Value>(_ read: () -> Value) -> Value {
     boundProbeGate.count.add(1, ordering: .relaxed)

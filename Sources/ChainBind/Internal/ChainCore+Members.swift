@@ -244,7 +244,9 @@ extension ChainCore {
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
     // A nested path or a computed property: observe what reading it touched.
     if let probe, probe.isTracked, member.role.sends {
-      track(member, of: object, reading: thunks.read, firstRead: probe.firstRead)
+      track(
+        member, of: object, reading: thunks.read, firstRead: probe.firstRead,
+        readsObservable: probe.observationTicket != nil)
     }
     if case .control(let subscribe) = source {
       subscribe(member)

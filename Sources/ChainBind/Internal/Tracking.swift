@@ -15,35 +15,94 @@ import Synchronization
 
 // Collects the @Bound properties one read touches, on the reading thread. The getters report to
 // it through `BoundProbe` (BoundToken.swift), which the same thread-local pointer reaches.
+//
+// A tracked member keeps one for all its reads. While a read touches what the last one touched,
+// in the same order (the common case), it only counts and retains the tokens: nothing is listed,
+// allocated or observed anew. From the first difference on, it lists the tokens, and the member
+// brings its observations up to date when the read ends (`TrackedSource.collect`).
 final class DependencyCollector {
-  @exclusivity(unchecked) private(set) var tokens: [BoundToken] = []
-  // The tracked member reading: it observes each property as the read reaches it, before the
+  // What the member's last read touched, in order: the tokens it observes. Addresses only,
+  // except for the first `matched`, which this read retains.
+  @exclusivity(unchecked) private(set) var observed: ContiguousArray<Unretained<BoundToken>> = []
+  // How many of this read's tokens were `observed`'s first ones, in order.
+  @exclusivity(unchecked) private var matched = 0
+  // This read's tokens, once one differed from `observed`; held, so that none dies before the
+  // member observes it.
+  @exclusivity(unchecked) private(set) var tokens: ContiguousArray<BoundToken> = []
+  @exclusivity(unchecked) private var diverged = false
+  // The member reading: it observes a property new to it as the read reaches it, before the
   // value is read, so that a change made at any moment after that leads to a re-read
-  // (Docs/Semantics.md, "Tracked sources").
-  // Unowned: the reader holds it for the read, and it is not retained for each one.
-  private unowned(unsafe) let source: TrackedSource?
-  // What `source` observed after its last read: those need no new observation. Addresses only:
-  // never used as references.
-  private let observed: ContiguousArray<Unretained<BoundToken>>
+  // (Docs/Semantics.md, "Tracked sources"). Unowned: the member owns this collector, or holds
+  // it for the read.
+  @exclusivity(unchecked) private unowned(unsafe) var source: TrackedSource?
 
-  init(source: TrackedSource? = nil) {
+  init() {}
+
+  // A read for `source` (nil: a probe's read, which observes nothing) begins.
+  func begin(for source: TrackedSource?) {
+    end()
     self.source = source
-    observed = source?.lastObserved ?? []
+  }
+
+  // Whether the read touched exactly what the last one did, in the same order.
+  var touchedTheSame: Bool { !diverged && matched == observed.count }
+
+  // The read ends: what it retained is released.
+  func end() {
+    for token in observed.prefix(matched) { token.release() }
+    matched = 0
+    if !tokens.isEmpty { tokens.removeAll(keepingCapacity: true) }
+    diverged = false
+    source = nil
+  }
+
+  // Every token this read touched, held, for the member to observe; they become `observed`.
+  func takeTokens() -> ContiguousArray<BoundToken> {
+    if !diverged { diverge() }
+    observed = ContiguousArray(tokens.lazy.map { Unretained($0) })
+    return tokens
   }
 
   // A @Bound property was read: observe it through its storage's token. Returns the token to
   // install when the storage has none.
   func visit(_ existing: BoundToken?) -> BoundToken? {
-    let token = existing ?? BoundToken()
-    if !tokens.contains(where: { $0 === token }) {
-      tokens.append(token)
-      // By address, unretained: a token observed before may have died meanwhile (then one at
-      // the same address is observed by the read's `observe`, a little later).
-      if let source, !observed.contains(where: { $0.refers(to: token) }) {
-        source.observeNow(token)
-      }
+    guard let existing else {
+      let token = BoundToken()
+      record(token)
+      return token
     }
-    return existing == nil ? token : nil
+    record(existing)
+    return nil
+  }
+
+  private func record(_ token: BoundToken) {
+    if !diverged {
+      if matched < observed.count && observed[matched].refers(to: token) {
+        observed[matched].retain()
+        matched += 1
+        return
+      }
+      // Read again (a getter that reads a property twice): nothing new.
+      if observed.prefix(matched).contains(where: { $0.refers(to: token) }) { return }
+      diverge()
+    }
+    if tokens.contains(where: { $0 === token }) { return }
+    tokens.append(token)
+    // By address: a token observed before may have died meanwhile (then one at the same address
+    // is observed by the read's `observe`, a little later).
+    if let source, !observed.contains(where: { $0.refers(to: token) }) {
+      source.observeNow(token)
+    }
+  }
+
+  // From here on, the tokens are listed: the matched ones first, retained since they were read.
+  private func diverge() {
+    diverged = true
+    for token in observed.prefix(matched) {
+      tokens.append(token.object)
+      token.release()
+    }
+    matched = 0
   }
 }
 
@@ -73,26 +132,76 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) var isEchoRead = false
 
   var member: Member? { state.withLock { $0.member } }
-  // What the last read observed, for the next read (`DependencyCollector`): reads are one at a
-  // time, inside the chain's delivery, so only the reading thread touches it.
-  @exclusivity(unchecked) private(set) var lastObserved: ContiguousArray<Unretained<BoundToken>> =
-    []
-  // Reads the member's key path again, collecting its dependencies; sends the value when it
-  // differs from the last one and `sending` is true. Returns the tokens read.
-  private let reread: (TrackedSource, Member, _ sending: Bool) -> [BoundToken]?
+  // What the last read observed, for the next read: reads are one at a time, inside the chain's
+  // delivery, so only the reading thread touches it.
+  var lastObserved: ContiguousArray<Unretained<BoundToken>> { collector.observed }
+  // A token this source observed ended, or a read inside another one observed what it read:
+  // the next read brings the observations up to date, even if it touches what the last one did
+  // (a new token may have the address of an ended one).
+  private let observationsMoved = Atomic<Bool>(false)
+  // Reads the member's key path again through `collect`; sends the value when it differs from
+  // the last one and `sending` is true. False when the member's object is gone.
+  private let reread: (TrackedSource, Member, _ sending: Bool) -> Bool
+  // The probe of this member's reads, and its collector: made once (`collect`).
+  private let reader: BoundProbe
+  private let collector = DependencyCollector()
+  // Whether `reader` is in use: a read that begins inside another (a getter that sets what the
+  // member reads) makes a probe of its own.
+  @exclusivity(unchecked) private var isReading = false
+  // Whether the last read accessed a property of an `@Observable` class. Until one does, reads
+  // only watch for one, which allocates nothing (`ObservationTicket.detecting`), and no ticket
+  // refers to this source: a weak reference would give it a side table, which slows every
+  // retain of it.
+  @exclusivity(unchecked) private var readsObservable: Bool
 
-  init(member: Member, reread: @escaping (TrackedSource, Member, Bool) -> [BoundToken]?) {
+  init(
+    member: Member, readsObservable: Bool, reread: @escaping (TrackedSource, Member, Bool) -> Bool
+  ) {
     state = Locked(State(member: member))
+    self.readsObservable = readsObservable
     self.reread = reread
+    reader = BoundProbe.collecting(into: collector)
+  }
+
+  // Runs `read`, the member's key path, observing every @Bound property and every property of an
+  // `@Observable` class it touches, and no longer what it did not touch. Inside the chain's
+  // delivery, like every read of the member.
+  func collect<Value>(_ read: () -> Value) -> Value {
+    let wasReading = isReading
+    let collector = wasReading ? DependencyCollector() : self.collector
+    let reader = wasReading ? BoundProbe.collecting(into: collector) : self.reader
+    isReading = true
+    defer { isReading = wasReading }
+    collector.begin(for: self)
+    var value: Value
+    if readsObservable {
+      let ticket: ObservationTicket?
+      (value, ticket) = ObservationTicket.observing(for: self) { reader.collect(read) }
+      readsObservable = ticket != nil
+    } else {
+      let accessed: Bool
+      (value, accessed) = ObservationTicket.detecting { reader.collect(read) }
+      if accessed {
+        // Read again, watched this time: the first read's watch only fires once, at no cost.
+        collector.begin(for: self)
+        (value, _) = ObservationTicket.observing(for: self) { reader.collect(read) }
+        readsObservable = true
+      }
+    }
+    if !collector.touchedTheSame || wasReading
+      || observationsMoved.exchange(false, ordering: .acquiring)
+    {
+      observe(collector.takeTokens())
+      if wasReading { observationsMoved.store(true, ordering: .releasing) }
+    }
+    collector.end()
+    return value
   }
 
   // Observes `tokens` (alive: the caller holds them) and stops observing the rest. Lock order:
   // this source's lock, then a token's. A token in `dependencies` may be in its deinit, waiting
   // in `tokenEnded` for this lock: it is compared by address and used without a retain.
-  func observe(_ tokens: [BoundToken]) {
-    if !Self.same(lastObserved, tokens) {
-      lastObserved = ContiguousArray(tokens.map { Unretained($0) })
-    }
+  private func observe(_ tokens: ContiguousArray<BoundToken>) {
     state.withLock { state in
       guard state.member != nil else { return }
       let old = state.dependencies
@@ -110,7 +219,7 @@ final class TrackedSource: @unchecked Sendable {
 
   // Whether `observed` are `tokens`, in order, by address.
   private static func same(
-    _ observed: ContiguousArray<Unretained<BoundToken>>, _ tokens: [BoundToken]
+    _ observed: ContiguousArray<Unretained<BoundToken>>, _ tokens: ContiguousArray<BoundToken>
   ) -> Bool {
     observed.count == tokens.count
       && zip(observed, tokens).allSatisfy { $0.refers(to: $1) }
@@ -181,18 +290,17 @@ final class TrackedSource: @unchecked Sendable {
   // from the last one and `sending`. Inside the chain's delivery.
   func read(_ member: Member, sending: Bool) {
     guard member.isAttached else { return }
-    guard let tokens = reread(self, member, sending) else {
+    if !reread(self, member, sending) {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
-      return
     }
-    observe(tokens)
   }
 
   // An observed token is being deallocated, with its object. When that object was the member's
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
   func tokenEnded(_ token: BoundToken) {
     state.withLock { state in state.dependencies.removeAll { $0.refers(to: token) } }
+    observationsMoved.store(true, ordering: .releasing)
     endIfObjectGone()
   }
 
@@ -259,62 +367,51 @@ extension ChainCore {
   //
   // `firstRead` is what binding read: a dependency that changed since is a change, sent by the
   // first re-read (made in the chain's delivery order; only for `Equatable` values, where a
-  // change can be told from a read of the same value).
+  // change can be told from a read of the same value). `readsObservable`: that read accessed a
+  // property of an `@Observable` class.
   func track<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
-    firstRead: Any?
+    firstRead: Any?, readsObservable: Bool
   ) {
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
-    // metadata (about 300 instructions).
-    let firstRead = firstRead as? Target
-    let last = Locked<Target?>(firstRead)
+    // metadata (about 300 instructions). A tracked member's probe always kept what it read.
+    let firstRead = firstRead as? Target ?? read(object)
+    // Kept without an optional: in this generic closure, every use of `Target?` looks up its
+    // metadata (about 300 instructions per read).
+    let last = LastRead(firstRead)
     // Looked up once: a conformance lookup per change costs more than the rest of the compare.
     let equatable = Target.self as? any Equatable.Type
-    // Reads, compares with the last value (outside the lock: `==` and the old value's deinit are
-    // user code), keeps the value, and sends it when it differs and `sending`.
-    let reread = { (source: TrackedSource, member: Member, sending: Bool) -> [BoundToken]? in
-      guard let object = member.object else { return nil }
-      let (value, tokens) = Tracking.collect(for: source) {
-        read(unsafeDowncast(object, to: Object.self))
-      }
-      // Reads are one at a time (inside the chain's delivery): swapped in one hold.
-      let previous = last.withLock { last -> Target? in
-        defer { last = value }
-        return last
-      }
-      let changed: Bool
-      if var previous, let equatable {
-        var current = value
-        changed = !withUnsafeMutablePointer(to: &previous) { previous in
-          withUnsafeMutablePointer(to: &current) { equatable.bindIsEqual(previous, $0) }
-        }
-      } else {
-        // The first read, or a value that is not `Equatable`: every read is a change.
-        changed = true
-      }
+    // Reads, compares with the last value, keeps the value, and sends it when it differs and
+    // `sending`. The old value's deinit and `==` are user code: no lock is held here.
+    let reread = { (source: TrackedSource, member: Member, sending: Bool) -> Bool in
+      guard let object = member.object else { return false }
+      var value = source.collect { read(unsafeDowncast(object, to: Object.self)) }
+      // Every read is a change for a value that is not `Equatable`.
+      let changed = equatable.map { last.differs(from: &value, $0) } ?? true
+      last.value = value
       if changed && sending, let send = member.send {
         withUnsafePointer(to: value) { send(nil, $0, member) }
       }
-      return tokens
+      return true
     }
-    let source = TrackedSource(member: member, reread: reread)
+    let source = TrackedSource(member: member, readsObservable: readsObservable, reread: reread)
     member.tracked = source
-    let sends = firstRead != nil && equatable != nil
-    serialize(toActor: false) { source.read(member, sending: sends) }
+    serialize(toActor: false) { source.read(member, sending: equatable != nil) }
   }
 }
 
-enum Tracking {
-  // Runs `read` with a collector for this thread, observing the `@Observable` properties it
-  // reads for `source`; returns what it read and the tokens of the @Bound properties it touched.
-  static func collect<Value>(
-    for source: TrackedSource, _ read: () -> Value
-  ) -> (Value, [BoundToken]) {
-    let collector = DependencyCollector(source: source)
-    let (value, _) = ObservationTicket.observing(for: source) {
-      BoundProbe.collecting(into: collector, read)
+// The value a tracked member read last (`ChainCore.track`). Touched only by the member's reads,
+// which are one at a time, inside the chain's delivery.
+final class LastRead<Value>: @unchecked Sendable {
+  @exclusivity(unchecked) var value: Value
+
+  init(_ value: Value) { self.value = value }
+
+  // Whether `current` differs from the value kept; `equatable` is `Value`'s own type.
+  func differs(from current: inout Value, _ equatable: any Equatable.Type) -> Bool {
+    withUnsafeMutablePointer(to: &value) { last in
+      withUnsafeMutablePointer(to: &current) { !equatable.bindIsEqual(last, $0) }
     }
-    return (value, collector.tokens)
   }
 }
 
@@ -356,6 +453,20 @@ final class ObservationTicket: @unchecked Sendable {
     if isKnownUniquelyReferenced(&ticket) { return (value, nil) }
     ticket.isArmed = true
     return (value, ticket)
+  }
+
+  // Runs `read` with Observation collecting what it accesses, to tell only whether it accessed a
+  // property of an `@Observable` class. Allocates nothing when it did not; when it did, it leaves
+  // a watch that does nothing and goes at the first change (Observation's public one-shot form).
+  static func detecting<Value>(_ read: () -> Value) -> (Value, accessed: Bool) {
+    var accessed = false
+    let value = withObservationTracking(read, onChange: noted(&accessed))
+    return (value, accessed)
+  }
+
+  private static func noted(_ accessed: inout Bool) -> @Sendable () -> Void {
+    accessed = true
+    return {}
   }
 
   // Observation let the watch go: it fired and was cancelled, or every object it watched was
