@@ -324,18 +324,22 @@ final class BoundProbe: @unchecked Sendable {
     guard installed else { return }
     // A match by key path: the storage's root is the member's `Object`.
     if let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>> {
-      let stripe = TokenStripe.lock(for: object)
+      TokenStripe.lock(for: object)
       object[keyPath: storage].token = replacedToken
-      stripe.unlock()
+      TokenStripe.unlock(for: object)
     }
     installed = false
   }
 
-  // Whether this thread is probing or collecting right now.
+  // This thread's probe, when it is probing or collecting right now; then with the token stripe
+  // of `object` locked, for the getter to read and install the token (`visit`) and unlock it.
   @usableFromInline
   @inline(never)
-  static func isProbing() -> Bool {
-    currentPointer.value != nil
+  static func lockIfProbing(_ object: AnyObject) -> Unretained<BoundProbe>? {
+    // Alive: the probing thread holds it while it reads.
+    guard let address = currentPointer.value else { return nil }
+    TokenStripe.lock(for: object)
+    return Unretained(address: address)
   }
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
@@ -346,13 +350,28 @@ final class BoundProbe: @unchecked Sendable {
   @usableFromInline
   @inline(never)
   static func visit<EnclosingSelf: AnyObject, Value>(
+    _ probe: Unretained<BoundProbe>, _ instance: EnclosingSelf,
+    wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
+    storage storageKeyPath:
+      @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
+    token existing: BoundToken?
+  ) -> BoundToken? {
+    probe.with { probe in
+      // A tracked member's read (the common case): every property is a dependency.
+      if !probe.isForMember, let collector = probe.collector { return collector.visit(existing) }
+      return probe.visit(
+        instance, wrapped: wrappedKeyPath(), storage: storageKeyPath(), token: existing)
+    }
+  }
+
+  private func visit<EnclosingSelf: AnyObject, Value>(
     _ instance: EnclosingSelf,
     wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath:
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
     token existing: BoundToken?
   ) -> BoundToken? {
-    guard let probe = current else { return nil }
+    let probe = self
     // Any other @Bound property the read touches is a dependency of a tracked member: the
     // storage is written only to give it a token it lacks.
     guard probe.isForMember, probe.objectID == ObjectIdentifier(instance) else {

@@ -107,23 +107,30 @@ struct ChainLock: ~Copyable, @unchecked Sendable {
 // probes (the getter, BoundToken.swift), one of 64 by object: two threads that read a new object
 // at once (two chains' re-reads) would otherwise both write its token field. Taken only while a
 // thread probes, never with another ChainBind lock held, and no user code runs under one.
+//
+// The 64 locks are made once and never freed, in one allocation: taking one is a load of its
+// address and the lock's compare-and-exchange (no reference count, no array bounds).
+//
+// @unchecked Sendable: `locks` is written once, when made; the locks are atomic.
 @usableFromInline
-final class TokenStripe: @unchecked Sendable {
-  @usableFromInline let spinLock = SpinLock()
+struct TokenStripe: @unchecked Sendable {
+  private let locks: UnsafeMutablePointer<SpinLock>
 
-  private static let stripes: [TokenStripe] = (0..<64).map { _ in TokenStripe() }
-
-  // Locks the stripe of `object`, and returns it for `unlock()`.
-  @usableFromInline
-  @inline(never)
-  static func lock(for object: AnyObject) -> TokenStripe {
-    // Objects are at least 16-byte aligned: the bits above them spread objects over stripes.
-    let address = UInt(bitPattern: ObjectIdentifier(object))
-    let stripe = stripes[Int((address >> 4) & 63)]
-    stripe.spinLock.lock()
-    return stripe
+  private init() {
+    locks = .allocate(capacity: 64)
+    for index in 0..<64 { (locks + index).initialize(to: SpinLock()) }
   }
 
-  @inlinable
-  func unlock() { spinLock.unlock() }
+  private static let stripes = TokenStripe()
+
+  // Objects are at least 16-byte aligned: the bits above them spread objects over stripes.
+  private static func stripe(of object: AnyObject) -> UnsafeMutablePointer<SpinLock> {
+    stripes.locks + Int((UInt(bitPattern: ObjectIdentifier(object)) >> 4) & 63)
+  }
+
+  static func lock(for object: AnyObject) { stripe(of: object).pointee.lock() }
+
+  @usableFromInline
+  @inline(never)
+  static func unlock(for object: AnyObject) { stripe(of: object).pointee.unlock() }
 }
