@@ -65,19 +65,17 @@ public struct Bound<Value> {
       // Only on a thread that is probing or collecting what a read touches, the probe gets the
       // storage's token by a read; the storage is written only to give it a token it lacks, so
       // a read stays a read for threads that read the property meanwhile.
-      if _slowPath(boundProbeGate.count.load(ordering: .relaxed) != 0),
-        let probe = BoundProbe.lockIfProbing(instance)
-      {
+      if _slowPath(boundProbeGate.count.load(ordering: .relaxed) != 0), BoundProbe.isProbing() {
         // Under its object's stripe: two threads reading a new object at once (two chains'
-        // re-reads) must not both install a token. Token and value in one access.
-        let storage = instance[keyPath: storageKeyPath]
+        // re-reads) must not both install a token.
+        let stripe = TokenStripe.lock(for: instance)
         if let token = BoundProbe.visit(
-          probe, instance, wrapped: wrappedKeyPath, storage: storageKeyPath, token: storage.token)
+          instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
+          token: instance[keyPath: storageKeyPath].token)
         {
           instance[keyPath: storageKeyPath].token = token
         }
-        TokenStripe.unlock(for: instance)
-        return storage.value
+        stripe.unlock()
       }
       return instance[keyPath: storageKeyPath].value
     }

@@ -36,6 +36,10 @@ final class BoundToken: @unchecked Sendable {
       nonmutating set { token.with { $0._member = newValue } }
     }
     var observers: ContiguousArray<TrackedSource> { token.with { $0._observers } }
+    // The observer, when there is exactly one (most often): taken without copying the list.
+    var onlyObserver: TrackedSource? {
+      token.with { $0._observers.count == 1 ? $0._observers[0] : nil }
+    }
 
     // Changed in place, through the token without a retain: a tracked member stops observing a
     // token that may be in its deinit (waiting for the member's lock, Tracking.swift), where a
@@ -129,8 +133,7 @@ final class BoundToken: @unchecked Sendable {
     let locked = acquire()
     guard let held = locked.member.map(Unretained.init) else {
       release(locked)
-      if _slowPath(observerCount.load(ordering: .relaxed) != 0) { notifyObservers() }
-      return
+      return setAsNoMember(newValue)
     }
     // The chain's own write (Docs/Semantics.md, "Re-entrancy"), told under the lock, which keeps
     // the member: no retain. An isolated chain's echo is told by its admission.
@@ -232,6 +235,12 @@ final class BoundProbe: @unchecked Sendable {
   // What the read gave, for a tracked member: its first re-read tells a change made since
   // (Tracking.swift). Boxed only for tracked members.
   @exclusivity(unchecked) private(set) var firstRead: Any?
+  // The key paths of the other @Bound properties a member's read touched, in order: whether the
+  // member's key path is those properties one after another.
+  @exclusivity(unchecked) private var pathSteps: [AnyKeyPath] = []
+  // A tracked member whose key path is @Bound properties one after another (`\.a.b.c`, and no
+  // `@Observable` one): a change of the last needs no new collection (Tracking.swift).
+  @exclusivity(unchecked) private(set) var isBoundPath = false
   // The read accessed properties of `@Observable` classes: their callback's ticket.
   @exclusivity(unchecked) private(set) var observationTicket: ObservationTicket?
   @exclusivity(unchecked) private(set) var storageKeyPath: AnyKeyPath?
@@ -312,7 +321,24 @@ final class BoundProbe: @unchecked Sendable {
     }
     probe.isTracked = !probe.installed && (touched > 0 || ticket != nil)
     if probe.isTracked { probe.firstRead = value }
+    if probe.isTracked, ticket == nil, probe.pathSteps.count > 1,
+      probe.pathSteps.count == probe.collector?.tokens.count, probe.readsPath(keyPath)
+    {
+      probe.isBoundPath = true
+    }
     return (value, probe)
+  }
+
+  // Whether `keyPath` is the properties the read touched, one after another: once bound, they
+  // are all the key path reads.
+  private func readsPath(_ keyPath: AnyKeyPath) -> Bool {
+    var path: AnyKeyPath? = pathSteps[0]
+    for step in pathSteps.dropFirst() { path = path?.appending(path: step) }
+    // The same path built two ways differs in where its "reference prefix" ends, which `==`
+    // compares and a read does not depend on. The hash covers the rest `==` compares: the key
+    // path's class, and each component and its type (a computed one by its accessor). Describing
+    // both, to compare them exactly, tripled the cost of binding a nested path.
+    return path?.hashValue == keyPath.hashValue
   }
 
   // The read touched no @Bound property at all, on any object.
@@ -324,22 +350,18 @@ final class BoundProbe: @unchecked Sendable {
     guard installed else { return }
     // A match by key path: the storage's root is the member's `Object`.
     if let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>> {
-      TokenStripe.lock(for: object)
+      let stripe = TokenStripe.lock(for: object)
       object[keyPath: storage].token = replacedToken
-      TokenStripe.unlock(for: object)
+      stripe.unlock()
     }
     installed = false
   }
 
-  // This thread's probe, when it is probing or collecting right now; then with the token stripe
-  // of `object` locked, for the getter to read and install the token (`visit`) and unlock it.
+  // Whether this thread is probing or collecting right now.
   @usableFromInline
   @inline(never)
-  static func lockIfProbing(_ object: AnyObject) -> Unretained<BoundProbe>? {
-    // Alive: the probing thread holds it while it reads.
-    guard let address = currentPointer.value else { return nil }
-    TokenStripe.lock(for: object)
-    return Unretained(address: address)
+  static func isProbing() -> Bool {
+    currentPointer.value != nil
   }
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
@@ -350,13 +372,15 @@ final class BoundProbe: @unchecked Sendable {
   @usableFromInline
   @inline(never)
   static func visit<EnclosingSelf: AnyObject, Value>(
-    _ probe: Unretained<BoundProbe>, _ instance: EnclosingSelf,
+    _ instance: EnclosingSelf,
     wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath:
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
     token existing: BoundToken?
   ) -> BoundToken? {
-    probe.with { probe in
+    // Alive: the probing thread holds it while it reads.
+    guard let address = currentPointer.value else { return nil }
+    return Unretained<BoundProbe>(address: address).with { probe in
       // A tracked member's read (the common case): every property is a dependency.
       if !probe.isForMember, let collector = probe.collector { return collector.visit(existing) }
       return probe.visit(
@@ -373,13 +397,12 @@ final class BoundProbe: @unchecked Sendable {
   ) -> BoundToken? {
     let probe = self
     // Any other @Bound property the read touches is a dependency of a tracked member: the
-    // storage is written only to give it a token it lacks.
-    guard probe.isForMember, probe.objectID == ObjectIdentifier(instance) else {
-      return probe.collectorInUse.visit(existing)
-    }
-    // Only the member's own property, by key path: through a subclass key path, an inherited
-    // property and a computed one over it look the same, so both are tracked (they read it).
-    guard wrappedKeyPath() == probe.keyPath else {
+    // storage is written only to give it a token it lacks. Only the member's own property, by
+    // key path: through a subclass key path, an inherited property and a computed one over it
+    // look the same, so both are tracked (they read it).
+    let keyPath = wrappedKeyPath()
+    guard probe.objectID == ObjectIdentifier(instance), keyPath == probe.keyPath else {
+      pathSteps.append(keyPath)
       return probe.collectorInUse.visit(existing)
     }
     probe.visits += 1

@@ -245,8 +245,9 @@ extension ChainCore {
     // A nested path or a computed property: observe what reading it touched.
     if let probe, probe.isTracked, member.role.sends {
       track(
-        member, of: object, reading: thunks.read, firstRead: probe.firstRead,
-        readsObservable: probe.observationTicket != nil)
+        member, of: object, reading: thunks.read, comparing: thunks.isEqual,
+        firstRead: probe.firstRead,
+        readsObservable: probe.observationTicket != nil, isBoundPath: probe.isBoundPath)
     }
     if case .control(let subscribe) = source {
       subscribe(member)

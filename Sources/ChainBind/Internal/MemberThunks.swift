@@ -20,6 +20,9 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @usableFromInline let send: SendThunk?
   // Reads the property once when binding (the probe, the head's value).
   @usableFromInline let read: (Object) -> Target
+  // `==` of two `Target`s behind pointers (false when `Target` is not `Equatable`), made here,
+  // where it is specialized: a tracked member compares every value it reads (Tracking.swift).
+  @usableFromInline let isEqual: (UnsafeRawPointer, UnsafeRawPointer) -> Bool
 
   // Whether the key path is one object however often it is formed: a literal without subscript
   // arguments, which the runtime makes once and keeps, or a key path passed in a variable. The
@@ -37,6 +40,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     isSharedKeyPath: Bool, recipe: MemberThunksRecipe?
   ) {
     self.read = read
+    self.isEqual = Self.equality
     self.write = write
     self.send = send
     self.isSharedKeyPath = isSharedKeyPath
@@ -143,6 +147,12 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     // write and still to be delivered no longer is what it holds (`Member.isOverwritten`; a
     // `@Bound` member is marked by its setter's echo).
     if isControl { member.markOverwritten() }
+  }
+
+  @inlinable
+  static func equality(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
+    guard let equatable = Target.self as? any Equatable.Type else { return false }
+    return equatable.bindIsEqual(.init(mutating: lhs), .init(mutating: rhs))
   }
 
   // Sends the value a `@Bound` property's token passes.
@@ -302,6 +312,7 @@ func bindIsEqual<T>(_ lhs: inout T, _ rhs: inout T) -> Bool {
 }
 
 extension Equatable {
+
   // Both pointers point at initialized values of `Self`.
   @inlinable
   static func bindIsEqual(_ lhs: UnsafeMutableRawPointer, _ rhs: UnsafeMutableRawPointer) -> Bool {

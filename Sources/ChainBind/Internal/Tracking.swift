@@ -123,7 +123,7 @@ final class TrackedSource: @unchecked Sendable {
     var member: Member?
   }
 
-  private let state: Locked<State>
+  private let state: SpinLocked<State>
   // Counts this source's reads under Observation (ObservationTicket).
   let readGeneration = Atomic<Int>(0)
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
@@ -139,9 +139,14 @@ final class TrackedSource: @unchecked Sendable {
   // the next read brings the observations up to date, even if it touches what the last one did
   // (a new token may have the address of an ended one).
   private let observationsMoved = Atomic<Bool>(false)
-  // Reads the member's key path again through `collect`; sends the value when it differs from
-  // the last one and `sending` is true. False when the member's object is gone.
-  private let reread: (TrackedSource, Member, _ sending: Bool) -> Bool
+  // Reads the member's key path again, through `collect` when `collecting`, or takes the value at
+  // `leafValue`; sends the value when it differs from the last one and `sending` is true. False
+  // when the member's object is gone.
+  private let reread:
+    (TrackedSource, Member, _ sending: Bool, _ collecting: Bool, _ leafValue: UnsafeRawPointer?)
+      -> Bool
+  // The member's path is @Bound properties one after another (`isPathLeaf`).
+  private let isBoundPath: Bool
   // The probe of this member's reads, and its collector: made once (`collect`).
   private let reader: BoundProbe
   private let collector = DependencyCollector()
@@ -155,9 +160,11 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) private var readsObservable: Bool
 
   init(
-    member: Member, readsObservable: Bool, reread: @escaping (TrackedSource, Member, Bool) -> Bool
+    member: Member, readsObservable: Bool, isBoundPath: Bool,
+    reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?) -> Bool
   ) {
-    state = Locked(State(member: member))
+    state = SpinLocked(State(member: member))
+    self.isBoundPath = isBoundPath
     self.readsObservable = readsObservable
     self.reread = reread
     reader = BoundProbe.collecting(into: collector)
@@ -248,8 +255,9 @@ final class TrackedSource: @unchecked Sendable {
     }
   }
 
-  // One of the observed properties was set, on this thread.
-  func dependencyChanged() {
+  // One of the observed properties was set, on this thread: `token`'s, when the caller knows,
+  // and to the value at `value` when it is no member (`BoundToken.setAsNoMember`).
+  func dependencyChanged(_ token: BoundToken? = nil, setTo value: UnsafeRawPointer? = nil) {
     guard let member, member.isAttached else { return }
     // In a batch on this thread: re-read once, when it ends (Batch.swift).
     if openBatches.load(ordering: .relaxed) > 0, let batch = Batch.openHere {
@@ -259,7 +267,14 @@ final class TrackedSource: @unchecked Sendable {
     // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
     // Re-reads waiting for this member merge into one.
     member.chain.serialize(
-      toActor: true, now: { isDeliveringHere in reread(member, isDeliveringHere) },
+      toActor: true,
+      now: { isDeliveringHere in
+        if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
+          read(member, sending: true, collecting: false, leafValue: value)
+        } else {
+          reread(member, isDeliveringHere)
+        }
+      },
       later: {
         guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
         return {
@@ -267,6 +282,19 @@ final class TrackedSource: @unchecked Sendable {
           self.reread(member, false)
         }
       })
+  }
+
+  // Whether `token`, just set, is the last property of the member's path, which is @Bound
+  // properties one after another (`\.a.b.c`): then its new value is the member's, and else the
+  // path reads the same properties as last time: its read needs no collection. Only when nothing else changed since the last read
+  // (a link's re-read may wait), and not for the chain's own write (an echo, `reread`). Inside
+  // the chain's delivery.
+  private func isPathLeaf(_ token: BoundToken, _ member: Member, isDeliveringHere: Bool) -> Bool {
+    guard isBoundPath, !isReading else { return false }
+    return !(isDeliveringHere && member.isWriting)
+      && !isRereadQueued.load(ordering: .acquiring)
+      && !observationsMoved.load(ordering: .acquiring)
+      && collector.observed.last?.refers(to: token) == true
   }
 
   private func reread(_ member: Member, _ isDeliveringHere: Bool) {
@@ -286,11 +314,14 @@ final class TrackedSource: @unchecked Sendable {
     }
   }
 
-  // Reads the member's key path again, observing what it reads; sends the value when it differs
+  // Reads the member's key path again, observing what it reads (unless `collecting` is false:
+  // `isPathLeaf`, which may give the value read, `leafValue`); sends the value when it differs
   // from the last one and `sending`. Inside the chain's delivery.
-  func read(_ member: Member, sending: Bool) {
+  func read(
+    _ member: Member, sending: Bool, collecting: Bool = true, leafValue: UnsafeRawPointer? = nil
+  ) {
     guard member.isAttached else { return }
-    if !reread(self, member, sending) {
+    if !reread(self, member, sending, collecting, leafValue) {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
     }
@@ -337,14 +368,39 @@ extension BoundToken {
     withExtendedLifetime(removed) {}
   }
 
+  // The property, which is no member, was set to `newValue`: a tracked member whose path ends
+  // with it takes the value without reading its path (`TrackedSource.dependencyChanged`). Out of
+  // line and not specialized: passing the value inline made every setter's code larger, and
+  // slower where it is not inlined (a chain's write).
+  @usableFromInline
+  @inline(never)
+  func setAsNoMember<Value>(_ newValue: Value) {
+    guard observerCount.load(ordering: .relaxed) != 0 else { return }
+    withUnsafePointer(to: newValue) { value in
+      let held = acquire()
+      if let only = held.onlyObserver {
+        release(held)
+        return only.dependencyChanged(self, setTo: value)
+      }
+      let current = held.observers
+      release(held)
+      for source in current { source.dependencyChanged(self, setTo: value) }
+    }
+  }
+
   // Out of line: a set of a property no tracked member observes pays one relaxed load.
   @usableFromInline
   @inline(never)
   func notifyObservers() {
     let held = acquire()
+    // Most properties have one observer: it is taken alone, without copying the list.
+    if let only = held.onlyObserver {
+      release(held)
+      return only.dependencyChanged(self)
+    }
     let current = held.observers
     release(held)
-    for source in current { source.dependencyChanged() }
+    for source in current { source.dependencyChanged(self) }
   }
 
   func observersEnded() {
@@ -368,50 +424,77 @@ extension ChainCore {
   // `firstRead` is what binding read: a dependency that changed since is a change, sent by the
   // first re-read (made in the chain's delivery order; only for `Equatable` values, where a
   // change can be told from a read of the same value). `readsObservable`: that read accessed a
-  // property of an `@Observable` class.
+  // property of an `@Observable` class. `isBoundPath`: the key path is @Bound properties one
+  // after another.
   func track<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
-    firstRead: Any?, readsObservable: Bool
+    comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool, firstRead: Any?,
+    readsObservable: Bool, isBoundPath: Bool
   ) {
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
     let firstRead = firstRead as? Target ?? read(object)
-    // Kept without an optional: in this generic closure, every use of `Target?` looks up its
-    // metadata (about 300 instructions per read).
-    let last = LastRead(firstRead)
-    // Looked up once: a conformance lookup per change costs more than the rest of the compare.
-    let equatable = Target.self as? any Equatable.Type
+    let last = LastRead(firstRead, comparing: isEqual)
     // Reads, compares with the last value, keeps the value, and sends it when it differs and
     // `sending`. The old value's deinit and `==` are user code: no lock is held here.
-    let reread = { (source: TrackedSource, member: Member, sending: Bool) -> Bool in
-      guard let object = member.object else { return false }
-      var value = source.collect { read(unsafeDowncast(object, to: Object.self)) }
-      // Every read is a change for a value that is not `Equatable`.
-      let changed = equatable.map { last.differs(from: &value, $0) } ?? true
-      last.value = value
-      if changed && sending, let send = member.send {
-        withUnsafePointer(to: value) { send(nil, $0, member) }
+    let reread = {
+      (source: TrackedSource, member: Member, sending: Bool, collecting: Bool,
+        leafValue: UnsafeRawPointer?) -> Bool in
+      if let leafValue {
+        if last.replace(with: leafValue) && sending, let send = member.send {
+          send(nil, leafValue, member)
+        }
+        return true
+      }
+      guard let found = member.object else { return false }
+      let object = unsafeDowncast(found, to: Object.self)
+      let value = collecting ? source.collect { read(object) } : read(object)
+      withUnsafePointer(to: value) { value in
+        if last.replace(with: value) && sending, let send = member.send { send(nil, value, member) }
       }
       return true
     }
-    let source = TrackedSource(member: member, readsObservable: readsObservable, reread: reread)
+    let source = TrackedSource(
+      member: member, readsObservable: readsObservable, isBoundPath: isBoundPath,
+      reread: reread)
     member.tracked = source
-    serialize(toActor: false) { source.read(member, sending: equatable != nil) }
+    serialize(toActor: false) { source.read(member, sending: last.isEquatable) }
   }
 }
 
-// The value a tracked member read last (`ChainCore.track`). Touched only by the member's reads,
-// which are one at a time, inside the chain's delivery.
+// The value a tracked member read last (`ChainCore.track`), kept at an address of its own: a
+// new value, read or set (a path's leaf), is compared with it (by the member's specialized
+// `MemberThunks.isEqual`) and copied over it in place. The re-read that uses it is generic code
+// that is not specialized (it is made when binding, inside ChainBind): a `Target?` there looks up
+// its metadata (about 300 instructions per read), and a `withUnsafePointer` costs about 100.
+// Touched only by the member's reads, one at a time inside the chain's delivery.
+//
+// @unchecked Sendable: see above. `storage` is initialized from `init` to `deinit`.
 final class LastRead<Value>: @unchecked Sendable {
-  @exclusivity(unchecked) var value: Value
+  private let storage: UnsafeMutablePointer<Value>
+  // `Value`'s `==`; nil when `Value` is not `Equatable`: then every read is a change.
+  private let isEqual: ((UnsafeRawPointer, UnsafeRawPointer) -> Bool)?
 
-  init(_ value: Value) { self.value = value }
+  init(_ value: Value, comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool) {
+    storage = .allocate(capacity: 1)
+    storage.initialize(to: value)
+    self.isEqual = Value.self is any Equatable.Type ? isEqual : nil
+  }
 
-  // Whether `current` differs from the value kept; `equatable` is `Value`'s own type.
-  func differs(from current: inout Value, _ equatable: any Equatable.Type) -> Bool {
-    withUnsafeMutablePointer(to: &value) { last in
-      withUnsafeMutablePointer(to: &current) { !equatable.bindIsEqual(last, $0) }
-    }
+  deinit {
+    storage.deinitialize(count: 1)
+    storage.deallocate()
+  }
+
+  var isEquatable: Bool { isEqual != nil }
+
+  // Keeps the `Value` at `value`; returns whether it differs from the one kept. The old value's
+  // deinit and `==` are user code: no lock is held here.
+  func replace(with value: UnsafeRawPointer) -> Bool {
+    var changed = true
+    if let isEqual { changed = !isEqual(UnsafeRawPointer(storage), value) }
+    storage.pointee = value.assumingMemoryBound(to: Value.self).pointee
+    return changed
   }
 }
 
