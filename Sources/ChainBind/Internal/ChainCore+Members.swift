@@ -247,7 +247,7 @@ extension ChainCore {
       track(
         member, of: object, reading: thunks.read, comparing: thunks.isEqual,
         firstRead: probe.firstRead,
-        readsObservable: probe.observationTicket != nil, isBoundPath: probe.isBoundPath)
+        watch: probe.observationTicket, isBoundPath: probe.isBoundPath)
     }
     if case .control(let subscribe) = source {
       subscribe(member)

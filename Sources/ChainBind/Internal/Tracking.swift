@@ -158,6 +158,9 @@ final class TrackedSource: @unchecked Sendable {
   // refers to this source: a weak reference would give it a side table, which slows every
   // retain of it.
   @exclusivity(unchecked) private var readsObservable: Bool
+  // The binding probe's watch was adopted (`ObservationTicket.adopt`): the first read, the same
+  // as the probe's, arms none of its own.
+  @exclusivity(unchecked) var isWatched = false
 
   init(
     member: Member, readsObservable: Bool, isBoundPath: Bool,
@@ -181,7 +184,10 @@ final class TrackedSource: @unchecked Sendable {
     defer { isReading = wasReading }
     collector.begin(for: self)
     var value: Value
-    if readsObservable {
+    if isWatched {
+      isWatched = false
+      value = reader.collect(read)
+    } else if readsObservable {
       let ticket: ObservationTicket?
       (value, ticket) = ObservationTicket.observing(for: self) { reader.collect(read) }
       readsObservable = ticket != nil
@@ -423,13 +429,13 @@ extension ChainCore {
   //
   // `firstRead` is what binding read: a dependency that changed since is a change, sent by the
   // first re-read (made in the chain's delivery order; only for `Equatable` values, where a
-  // change can be told from a read of the same value). `readsObservable`: that read accessed a
-  // property of an `@Observable` class. `isBoundPath`: the key path is @Bound properties one
+  // change can be told from a read of the same value). `watch`: that read accessed a property
+  // of an `@Observable` class, and armed a watch, which the member adopts. `isBoundPath`: the key path is @Bound properties one
   // after another.
   func track<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
     comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool, firstRead: Any?,
-    readsObservable: Bool, isBoundPath: Bool
+    watch: ObservationTicket?, isBoundPath: Bool
   ) {
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
@@ -438,8 +444,10 @@ extension ChainCore {
     // Reads, compares with the last value, keeps the value, and sends it when it differs and
     // `sending`. The old value's deinit and `==` are user code: no lock is held here.
     let reread = {
-      (source: TrackedSource, member: Member, sending: Bool, collecting: Bool,
-        leafValue: UnsafeRawPointer?) -> Bool in
+      (
+        source: TrackedSource, member: Member, sending: Bool, collecting: Bool,
+        leafValue: UnsafeRawPointer?
+      ) -> Bool in
       if let leafValue {
         if last.replace(with: leafValue) && sending, let send = member.send {
           send(nil, leafValue, member)
@@ -455,8 +463,9 @@ extension ChainCore {
       return true
     }
     let source = TrackedSource(
-      member: member, readsObservable: readsObservable, isBoundPath: isBoundPath,
+      member: member, readsObservable: watch != nil, isBoundPath: isBoundPath,
       reread: reread)
+    source.isWatched = watch?.adopt(by: source) ?? false
     member.tracked = source
     serialize(toActor: false) { source.read(member, sending: last.isEquatable) }
   }
@@ -506,24 +515,48 @@ final class LastRead<Value>: @unchecked Sendable {
 // cancelled. Elsewhere only the public will-change callback exists: the re-read runs after it,
 // in a task.
 //
-// @unchecked Sendable: `source` is set once, before any callback can reach it.
+// A probe's read arms a watch before its member has a source: the source adopts it (`adopt`), so
+// that a member from an `@Observable` property is watched once, not twice.
+//
+// @unchecked Sendable: `owner` lives in its lock; `isArmed` is set before the ticket is shared.
 final class ObservationTicket: @unchecked Sendable {
-  @exclusivity(unchecked) weak var source: TrackedSource?
-  // The source's read that armed it: a watch armed by an older read only cancels itself.
-  let generation: Int
+  private struct Owner {
+    weak var source: TrackedSource?
+    // The source's read that armed it: a watch armed by an older read only cancels itself.
+    var generation = 0
+    // It fired while no source had adopted it.
+    var firedUnowned = false
+  }
+
+  private let owner: SpinLocked<Owner>
   // Observation holds the watch, and so this ticket. Set by the arming thread while it holds
   // the ticket; read by the deinit only.
   @exclusivity(unchecked) private var isArmed = false
 
   init(source: TrackedSource?) {
-    self.source = source
-    generation = source?.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue ?? 0
+    let generation = source?.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue ?? 0
+    owner = SpinLocked(Owner(source: source, generation: generation))
   }
 
-  // Whether this ticket belongs to its source's latest read.
-  var isCurrent: Bool {
-    guard let source else { return false }
-    return source.readGeneration.load(ordering: .relaxed) == generation
+  // The watch fired: the source to tell, when this ticket belongs to its latest read.
+  private func fired() -> TrackedSource? {
+    owner.withLock { owner in
+      guard let source = owner.source else {
+        owner.firedUnowned = true
+        return nil
+      }
+      return source.readGeneration.load(ordering: .relaxed) == owner.generation ? source : nil
+    }
+  }
+
+  // A probe's watch becomes `source`'s latest read's. False when it fired before: then the
+  // source's first read arms a watch of its own.
+  func adopt(by source: TrackedSource) -> Bool {
+    owner.withLock { owner in
+      owner.source = source
+      owner.generation = source.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue
+      return !owner.firedUnowned
+    }
   }
 
   // Runs `read`, observing the `@Observable` properties it accesses for `source`; returns what
@@ -558,7 +591,7 @@ final class ObservationTicket: @unchecked Sendable {
   // ends"). Then the member whose own object is gone ends at once. Runs inside the registrar's
   // teardown, under its lock, but with no ChainBind lock held.
   deinit {
-    guard isArmed, let source else { return }
+    guard isArmed, let source = owner.withLock({ $0.source }) else { return }
     source.endIfObjectGone()
   }
 
@@ -570,7 +603,7 @@ final class ObservationTicket: @unchecked Sendable {
           // Cancelled first: the next read arms a tracking of its own. A watch an older read
           // armed (a @Bound dependency's change re-read meanwhile) only cancels itself.
           tracking.cancel()
-          if ticket.isCurrent { ticket.source?.dependencyChanged() }
+          ticket.fired()?.dependencyChanged()
         })
     }
   #else
@@ -578,7 +611,7 @@ final class ObservationTicket: @unchecked Sendable {
       withObservationTracking(
         read,
         onChange: { [ticket] in
-          Task { if ticket.isCurrent { ticket.source?.dependencyChanged() } }
+          Task { ticket.fired()?.dependencyChanged() }
         })
     }
   #endif
