@@ -1,6 +1,7 @@
 @_spi(Testing) import ChainBind
 import Dispatch
 import Foundation
+import Observation
 import Testing
 
 // Docs/Semantics.md, "Threading": once things settle, every member shows the chain's latest
@@ -64,6 +65,19 @@ private final class LinkView: @unchecked Sendable {
 }
 
 /// What a run kept alive and must check once its threads finished.
+@Observable
+private final class Meter: @unchecked Sendable {
+  var level = 0
+}
+
+private final class IntLabel: @unchecked Sendable {
+  let explorer: Explorer
+  var value = -1 {
+    didSet { explorer.point() }
+  }
+  init(_ explorer: Explorer) { self.explorer = explorer }
+}
+
 private final class Kept: @unchecked Sendable {
   var chains: [Chain<Int>] = []
 }
@@ -462,6 +476,52 @@ struct InterleavingTests {
   }
 
   // The race of `twoWayPairSetAtBothEnds`, through a nested path.
+  @Test("a path's last property set while another thread replaces a link: the new path wins")
+  func pathLeafSetWhileALinkIsReplaced() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let outer = Outer()
+      let old = outer.inner
+      let label = Gauge()
+      let chain = Bind.in(outer, \.inner.text).out(label, \.text)
+      return (
+        [{ old.text = "zombie" }, { outer.inner = Inner("replaced") }],
+        {
+          withExtendedLifetime(chain) {}
+          let expected = outer.inner.text
+          return label.text == expected ? nil : "label \"\(label.text)\", path \"\(expected)\""
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+
+  @Test("an @Observable property bound while another thread sets it: the member ends at it")
+  func observableBoundWhileSet() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let meter = Meter()
+      let label = IntLabel(explorer)
+      let kept = Kept()
+      return (
+        [{ kept.chains.append(Bind.in(meter, \.level).out(label, \.value)) }, { meter.level = 5 }],
+        {
+          withExtendedLifetime(kept) {}
+          guard label.value == meter.level else {
+            return "label \(label.value), level \(meter.level)"
+          }
+          #if os(Linux)
+            // The watch is still armed: a later set reaches the label (at once, on Linux).
+            meter.level = 7
+            if label.value != 7 { return "after a later set, label \(label.value)" }
+          #endif
+          return nil
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+
   @Test("a nested path written by its chain while another thread replaces the link: they agree")
   func nestedLinkReplacedWhileTheChainWrites() {
     let explorer = Explorer()

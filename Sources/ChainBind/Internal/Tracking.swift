@@ -465,6 +465,8 @@ extension ChainCore {
     let source = TrackedSource(
       member: member, readsObservable: watch != nil, isBoundPath: isBoundPath,
       reread: reread)
+    // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
+    SchedulePoint.reach()
     source.isWatched = watch?.adopt(by: source) ?? false
     member.tracked = source
     serialize(toActor: false) { source.read(member, sending: last.isEquatable) }
