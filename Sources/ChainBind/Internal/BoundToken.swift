@@ -209,10 +209,11 @@ struct ProbeGate: ~Copyable, Sendable {
 final class BoundProbe: @unchecked Sendable {
   // Used only by the thread that created it, inside `read`: its fields are not checked for
   // exclusive access at run time.
+  //
+  // What this thread reads for: a probe's address, or a tracked member's collector's address
+  // with its lowest bit set (`collect(into:_:)`; objects are at least 16-byte aligned), so that
+  // a tracked member needs no probe of its own.
   private static let currentPointer = ThreadLocalPointer()
-  static var current: BoundProbe? {
-    currentPointer.value.map { Unretained<BoundProbe>(address: $0).object }
-  }
 
   let objectID: ObjectIdentifier
   // The member's key path; nil when the probe only collects (no key-path literal retained and
@@ -269,25 +270,28 @@ final class BoundProbe: @unchecked Sendable {
     return collector
   }
 
-  // A probe that only collects what reads touch, into `collector`: a tracked member makes one
-  // and runs it for each of its reads (`collect`).
-  static func collecting(into collector: DependencyCollector) -> BoundProbe {
-    // An identity no object being read can have: the collector's, alive as long as the probe.
-    BoundProbe(
-      objectID: ObjectIdentifier(collector), keyPath: nil, isForMember: false,
-      valueType: Never.self, collector: collector)
+  // Runs `read` on this thread with `collector` told of every @Bound property read (a tracked
+  // member's read).
+  static func collect<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
+    let tagged = UInt(bitPattern: Unretained(collector).address) | 1
+    return withExtendedLifetime(collector) {
+      reading(UnsafeMutableRawPointer(bitPattern: tagged), read)
+    }
   }
 
-  // Runs `read` on this thread with the collector told of every @Bound property read.
-  func collect<Value>(_ read: () -> Value) -> Value { run(read) }
-
   private func run<Value>(_ read: () -> Value) -> Value {
+    withExtendedLifetime(self) { Self.reading(Unretained(self).address, read) }
+  }
+
+  private static func reading<Value>(_ pointer: UnsafeMutableRawPointer?, _ read: () -> Value)
+    -> Value
+  {
     boundProbeGate.count.add(1, ordering: .relaxed)
     defer { boundProbeGate.count.subtract(1, ordering: .relaxed) }
-    let outer = Self.currentPointer.value
-    Self.currentPointer.set(Unretained(self).address)
-    defer { Self.currentPointer.set(outer) }
-    return withExtendedLifetime(self) { read() }
+    let outer = currentPointer.value
+    currentPointer.set(pointer)
+    defer { currentPointer.set(outer) }
+    return read()
   }
 
   // Reads `object[keyPath:]`; when it is a @Bound property of `object` without a token, installs
@@ -378,13 +382,15 @@ final class BoundProbe: @unchecked Sendable {
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
     token existing: BoundToken?
   ) -> BoundToken? {
-    // Alive: the probing thread holds it while it reads.
+    // Alive: the reading thread holds it while it reads.
     guard let address = currentPointer.value else { return nil }
-    return Unretained<BoundProbe>(address: address).with { probe in
+    let bits = UInt(bitPattern: address)
+    if bits & 1 != 0, let collector = UnsafeRawPointer(bitPattern: bits & ~1) {
       // A tracked member's read (the common case): every property is a dependency.
-      if !probe.isForMember, let collector = probe.collector { return collector.visit(existing) }
-      return probe.visit(
-        instance, wrapped: wrappedKeyPath(), storage: storageKeyPath(), token: existing)
+      return Unretained<DependencyCollector>(address: collector).with { $0.visit(existing) }
+    }
+    return Unretained<BoundProbe>(address: address).with { probe in
+      probe.visit(instance, wrapped: wrappedKeyPath(), storage: storageKeyPath(), token: existing)
     }
   }
 

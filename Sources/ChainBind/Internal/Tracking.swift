@@ -147,11 +147,10 @@ final class TrackedSource: @unchecked Sendable {
       -> Bool
   // The member's path is @Bound properties one after another (`isPathLeaf`).
   private let isBoundPath: Bool
-  // The probe of this member's reads, and its collector: made once (`collect`).
-  private let reader: BoundProbe
+  // The collector of this member's reads: made once (`collect`).
   private let collector = DependencyCollector()
-  // Whether `reader` is in use: a read that begins inside another (a getter that sets what the
-  // member reads) makes a probe of its own.
+  // Whether `collector` is in use: a read that begins inside another (a getter that sets what
+  // the member reads) makes a collector of its own.
   @exclusivity(unchecked) private var isReading = false
   // Whether the last read accessed a property of an `@Observable` class. Until one does, reads
   // only watch for one, which allocates nothing (`ObservationTicket.detecting`), and no ticket
@@ -170,7 +169,6 @@ final class TrackedSource: @unchecked Sendable {
     self.isBoundPath = isBoundPath
     self.readsObservable = readsObservable
     self.reread = reread
-    reader = BoundProbe.collecting(into: collector)
   }
 
   // Runs `read`, the member's key path, observing every @Bound property and every property of an
@@ -179,25 +177,24 @@ final class TrackedSource: @unchecked Sendable {
   func collect<Value>(_ read: () -> Value) -> Value {
     let wasReading = isReading
     let collector = wasReading ? DependencyCollector() : self.collector
-    let reader = wasReading ? BoundProbe.collecting(into: collector) : self.reader
     isReading = true
     defer { isReading = wasReading }
     collector.begin(for: self)
     var value: Value
     if isWatched {
       isWatched = false
-      value = reader.collect(read)
+      value = BoundProbe.collect(into: collector, read)
     } else if readsObservable {
       let ticket: ObservationTicket?
-      (value, ticket) = ObservationTicket.observing(for: self) { reader.collect(read) }
+      (value, ticket) = ObservationTicket.observing(for: self) { BoundProbe.collect(into: collector, read) }
       readsObservable = ticket != nil
     } else {
       let accessed: Bool
-      (value, accessed) = ObservationTicket.detecting { reader.collect(read) }
+      (value, accessed) = ObservationTicket.detecting { BoundProbe.collect(into: collector, read) }
       if accessed {
         // Read again, watched this time: the first read's watch only fires once, at no cost.
         collector.begin(for: self)
-        (value, _) = ObservationTicket.observing(for: self) { reader.collect(read) }
+        (value, _) = ObservationTicket.observing(for: self) { BoundProbe.collect(into: collector, read) }
         readsObservable = true
       }
     }
