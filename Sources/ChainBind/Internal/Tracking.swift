@@ -180,21 +180,23 @@ final class TrackedSource: @unchecked Sendable {
     isReading = true
     defer { isReading = wasReading }
     collector.begin(for: self)
+    // Runs `read` with this thread's getters reporting to `collector`.
+    func collecting() -> Value { BoundProbe.collect(into: collector, read) }
     var value: Value
     if isWatched {
       isWatched = false
-      value = BoundProbe.collect(into: collector, read)
+      value = collecting()
     } else if readsObservable {
       let ticket: ObservationTicket?
-      (value, ticket) = ObservationTicket.observing(for: self) { BoundProbe.collect(into: collector, read) }
+      (value, ticket) = ObservationTicket.observing(for: self, collecting)
       readsObservable = ticket != nil
     } else {
       let accessed: Bool
-      (value, accessed) = ObservationTicket.detecting { BoundProbe.collect(into: collector, read) }
+      (value, accessed) = ObservationTicket.detecting(collecting)
       if accessed {
         // Read again, watched this time: the first read's watch only fires once, at no cost.
         collector.begin(for: self)
-        (value, _) = ObservationTicket.observing(for: self) { BoundProbe.collect(into: collector, read) }
+        (value, _) = ObservationTicket.observing(for: self, collecting)
         readsObservable = true
       }
     }
