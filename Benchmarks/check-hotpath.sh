@@ -8,8 +8,12 @@
 #  3. Memory: a live two-member chain keeps at most 400 bytes (memcheck, `memory` with 1 000 and
 #     2 000 chains, less the two objects and the test's arrays; Docs/Performance.md, "Memory"),
 #     from a `@Bound` property. From an `@Observable` object's property (`memoryobservable`, less
-#     what `objectsobservable` keeps: the same objects and arrays, unbound) at most 2 300 bytes:
-#     Observation's own watch of one property keeps 832 (Docs/Performance.md, "Memory").
+#     what `objectsobservable` keeps: the same objects and arrays, unbound) at most 1 600 bytes:
+#     Observation's own watch of one property keeps 832 (Docs/Performance.md, "Memory"). From a
+#     two-link `@Bound` path or a computed property (`memorynested`, `memorycomputed`) at most
+#     1 000 bytes.
+#  4. Tracked sources against their hand-written floors, as ratios of one run's counts
+#     (Docs/Performance.md, "Tracked sources"): each at most its limit below.
 # Every check prints one line; the script exits 1 at the end if any failed. Without valgrind it
 # prints so and exits 0.
 #
@@ -48,13 +52,17 @@ fi
 source "$(dirname "$0")/hotpath-lib.sh"
 baseline="$hotpath_dir/hotpath-baseline.txt"
 allocation_modes=(chainbind mainactor floor string floorstring double filter sink twoway floortwoway
-  boundread floorread)
+  boundread floorread nested computed)
 # traced: a chain with a tracer (Docs/Semantics.md, "Tracing"); it describes every value, so it
 # allocates per operation and is not among the allocation modes. chainbind is the same chain
 # without one: tracing costs an untraced chain nothing measurable.
 # batch: chainbind's sets in batches of 100 (Docs/Semantics.md, "Batches").
 instruction_modes=(chainbind mainactor string double filter sink twoway boundread nested computed
-  traced batch)
+  relink observable traced batch)
+# The ratio checks: mode, floor, the most the ratio may be. Docs/Performance.md, "Tracked sources",
+# gives the targets (nested 3, relink 10, computed 4, observable 1) and what bounds each.
+ratio_limits=(nested:floornested:3.6 relink:floornested:20 computed:floorcomputed:8.0
+  observable:floorobservable:1.35)
 # Instruction counts depend on the toolchain, the C library and valgrind: the baseline records
 # them, and a different setup gets a warning (not a failure).
 setup="$(swift --version 2>/dev/null | head -n 1); $(uname -m); $(valgrind --version)"
@@ -123,8 +131,10 @@ if [ -f "$baseline" ]; then
 else
   echo "no baseline file; make one with: Benchmarks/check-hotpath.sh --update"
 fi
+declare -A costs=()
 for mode in "${instruction_modes[@]}"; do
-  count=$(hotpath_per_op "$(hotpath_cost "$mode")")
+  costs[$mode]=$(hotpath_cost "$mode")
+  count=$(hotpath_per_op "${costs[$mode]}")
   reference=${baselines[$mode]:-}
   if [ -z "$reference" ]; then
     echo "$mode: $count instructions/op (no baseline): FAILED"
@@ -160,12 +170,36 @@ read -r bytes2 _ <<<"$(hotpath_reachable 2000 memoryobservable)"
 read -r objects1 _ <<<"$(hotpath_reachable 1000 objectsobservable)"
 read -r objects2 _ <<<"$(hotpath_reachable 2000 objectsobservable)"
 kept=$((((bytes2 - bytes1) - (objects2 - objects1)) / 1000))
-if [ "$kept" -le 2300 ]; then
+if [ "$kept" -le 1600 ]; then
   echo "memory: $kept bytes kept per chain from an @Observable property"
 else
   echo "memory: $kept bytes kept per chain from an @Observable property: FAILED"
-  failures+=("a chain from an @Observable property keeps $kept bytes, more than 2 300")
+  failures+=("a chain from an @Observable property keeps $kept bytes, more than 1 600")
 fi
+
+for kind in nested computed; do
+  kept=$(hotpath_kept "$kind")
+  if [ "$kept" -le 1000 ]; then
+    echo "memory: $kept bytes kept per chain from a $kind source"
+  else
+    echo "memory: $kept bytes kept per chain from a $kind source: FAILED"
+    failures+=("a chain from a $kind source keeps $kept bytes, more than 1 000")
+  fi
+done
+
+echo "== tracked sources against their hand-written floors (callgrind, one run)"
+for limit in "${ratio_limits[@]}"; do
+  IFS=: read -r mode floor most <<<"$limit"
+  [ -n "${costs[$mode]:-}" ] || costs[$mode]=$(hotpath_cost "$mode")
+  [ -n "${costs[$floor]:-}" ] || costs[$floor]=$(hotpath_cost "$floor")
+  ratio=$(hotpath_ratio "${costs[$mode]}" "${costs[$floor]}")
+  if awk -v r="$ratio" -v m="$most" 'BEGIN { exit !(r <= m) }'; then
+    echo "$mode/$floor: $ratio (at most $most)"
+  else
+    echo "$mode/$floor: $ratio (at most $most): FAILED"
+    failures+=("$mode costs $ratio × $floor, more than $most")
+  fi
+done
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "check-hotpath: ${#failures[@]} failed:" >&2
