@@ -59,7 +59,9 @@ final class DependencyCollector {
   // Every token this read touched, held, for the member to observe; they become `observed`.
   func takeTokens() -> ContiguousArray<BoundToken> {
     if !diverged { diverge() }
-    observed = ContiguousArray(tokens.lazy.map { Unretained($0) })
+    // In place: a changed path (a replaced link) allocates no new list.
+    observed.removeAll(keepingCapacity: true)
+    for token in tokens { observed.append(Unretained(token)) }
     return tokens
   }
 
@@ -216,16 +218,20 @@ final class TrackedSource: @unchecked Sendable {
   private func observe(_ tokens: ContiguousArray<BoundToken>) {
     state.withLock { state in
       guard state.member != nil else { return }
-      let old = state.dependencies
-      if Self.same(old, tokens) { return }  // the same properties as last time: nothing to change
-      for dependency in old where !tokens.contains(where: { dependency.refers(to: $0) }) {
+      if Self.same(state.dependencies, tokens) { return }  // the same properties as last time
+      // Taken out, so that the list is changed in place: a replaced link allocates no new one.
+      var list = state.dependencies
+      state.dependencies = []
+      for dependency in list where !tokens.contains(where: { dependency.refers(to: $0) }) {
         dependency.with { $0.removeObserver(self) }
       }
       for token in tokens
-      where !old.contains(where: { $0.refers(to: token) }) {
+      where !list.contains(where: { $0.refers(to: token) }) {
         token.addObserver(self)
       }
-      state.dependencies = ContiguousArray(tokens.map { Unretained($0) })
+      list.removeAll(keepingCapacity: true)
+      for token in tokens { list.append(Unretained(token)) }
+      state.dependencies = list
     }
   }
 
