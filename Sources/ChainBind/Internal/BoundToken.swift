@@ -401,25 +401,24 @@ final class BoundProbe: @unchecked Sendable {
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
     token existing: BoundToken?
   ) -> BoundToken? {
-    let probe = self
     // Any other @Bound property the read touches is a dependency of a tracked member: the
     // storage is written only to give it a token it lacks. Only the member's own property, by
     // key path: through a subclass key path, an inherited property and a computed one over it
     // look the same, so both are tracked (they read it).
-    let keyPath = wrappedKeyPath()
-    guard probe.objectID == ObjectIdentifier(instance), keyPath == probe.keyPath else {
-      pathSteps.append(keyPath)
-      return probe.collectorInUse.visit(existing)
+    let step = wrappedKeyPath()
+    guard objectID == ObjectIdentifier(instance), step == keyPath else {
+      pathSteps.append(step)
+      return collectorInUse.visit(existing)
     }
-    probe.visits += 1
+    visits += 1
     // The member's closures take a value of the member's type: only a property of that type.
-    guard probe.visits == 1, probe.valueType == Value.self else { return nil }
+    guard visits == 1, valueType == Value.self else { return nil }
     let previous = existing
-    let installed = previous == nil ? BoundToken() : nil
-    probe.memberToken = previous ?? installed
-    probe.replacedToken = previous
-    probe.installed = true
-    probe.storageKeyPath = storageKeyPath()
-    return installed
+    let installing = previous == nil ? BoundToken() : nil
+    memberToken = previous ?? installing
+    replacedToken = previous
+    installed = true
+    self.storageKeyPath = storageKeyPath()
+    return installing
   }
 }

@@ -312,7 +312,6 @@ func bindIsEqual<T>(_ lhs: inout T, _ rhs: inout T) -> Bool {
 }
 
 extension Equatable {
-
   // Both pointers point at initialized values of `Self`.
   @inlinable
   static func bindIsEqual(_ lhs: UnsafeMutableRawPointer, _ rhs: UnsafeMutableRawPointer) -> Bool {

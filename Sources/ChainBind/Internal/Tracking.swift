@@ -134,9 +134,6 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) var isEchoRead = false
 
   var member: Member? { state.withLock { $0.member } }
-  // What the last read observed, for the next read: reads are one at a time, inside the chain's
-  // delivery, so only the reading thread touches it.
-  var lastObserved: ContiguousArray<Unretained<BoundToken>> { collector.observed }
   // A token this source observed ended, or a read inside another one observed what it read:
   // the next read brings the observations up to date, even if it touches what the last one did
   // (a new token may have the address of an ended one).
