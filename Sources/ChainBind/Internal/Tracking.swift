@@ -378,22 +378,27 @@ extension BoundToken {
 
   // The property, which is no member, was set to `newValue`: a tracked member whose path ends
   // with it takes the value without reading its path (`TrackedSource.dependencyChanged`). Out of
-  // line and not specialized: passing the value inline made every setter's code larger, and
-  // slower where it is not inlined (a chain's write).
-  @usableFromInline
+  // line, so that every setter's code stays small, but specialized: a generic `Value` here made
+  // every leaf's set copy it through run-time metadata.
+  @inlinable
   @inline(never)
   func setAsNoMember<Value>(_ newValue: Value) {
     guard observerCount.load(ordering: .relaxed) != 0 else { return }
-    withUnsafePointer(to: newValue) { value in
-      let held = acquire()
-      if let only = held.onlyObserver {
-        release(held)
-        return only.dependencyChanged(self, setTo: value)
-      }
-      let current = held.observers
+    withUnsafePointer(to: newValue) { notifyObservers(setTo: $0) }
+  }
+
+  // The value at `value` was set; see `setAsNoMember`.
+  @usableFromInline
+  @inline(never)
+  func notifyObservers(setTo value: UnsafeRawPointer) {
+    let held = acquire()
+    if let only = held.onlyObserver {
       release(held)
-      for source in current { source.dependencyChanged(self, setTo: value) }
+      return only.dependencyChanged(self, setTo: value)
     }
+    let current = held.observers
+    release(held)
+    for source in current { source.dependencyChanged(self, setTo: value) }
   }
 
   // Out of line: a set of a property no tracked member observes pays one relaxed load.
