@@ -149,6 +149,20 @@ struct MixedSourceTests {
     chain.unbind()
   }
 
+  @Test("an @Observable dependency is watched from the binding on")
+  func observableDependencyWatchedAtOnce() {
+    let mixed = Mixed()
+    let sent = ValueLog<Int>()
+    let chain = Bind.in(mixed, \.sum).out(key: "k") { sent.values.append($0) }
+    let reads = mixed.reads
+    mixed.counter.x = 5
+    #expect(sent.values == [0, 5])
+    #expect(mixed.reads - reads == 1)
+    mixed.a = 1
+    #expect(sent.values == [0, 5, 6])
+    chain.unbind()
+  }
+
   @Test("a value that is not Equatable is sent once per change")
   func oneSendPerChange() {
     let mixed = Mixed()

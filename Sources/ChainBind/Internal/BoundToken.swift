@@ -308,10 +308,11 @@ final class BoundProbe: @unchecked Sendable {
     var value = probe.run { read(object) }
     // The @Bound properties the read touched: the member's own (installed), and the others.
     let touched = (probe.collector?.tokens.count ?? 0) + (probe.installed ? 1 : 0)
-    if sends && (!probe.installed || touched > 1 || probe.visits > 1) {
-      // Not the one-step @Bound property alone, which reads nothing else: read again, watching
-      // for properties of `@Observable` classes (the first read, for the common case, does not
-      // pay for Observation's tracking).
+    if sends && !probe.installed && touched == 0 {
+      // No @Bound property read: read again, watching for properties of `@Observable` classes
+      // (the first read, for the common case, does not pay for Observation's tracking). A read
+      // that touched @Bound properties is tracked anyway; its first collecting read watches for
+      // them (`TrackedSource.collect`).
       let ticket: ObservationTicket?
       (value, ticket) = ObservationTicket.observing(for: nil) { read(object) }
       probe.observationTicket = ticket

@@ -437,8 +437,9 @@ extension ChainCore {
   // `firstRead` is what binding read: a dependency that changed since is a change, sent by the
   // first re-read (made in the chain's delivery order; only for `Equatable` values, where a
   // change can be told from a read of the same value). `watch`: that read accessed a property
-  // of an `@Observable` class, and armed a watch, which the member adopts. `isBoundPath`: the key path is @Bound properties one
-  // after another.
+  // of an `@Observable` class, and armed a watch, which the member adopts (binding looks for one
+  // only when the read touched no `@Bound` property; otherwise the member's first read does).
+  // `isBoundPath`: the key path is @Bound properties one after another.
   func track<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
     comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool, firstRead: Any?,

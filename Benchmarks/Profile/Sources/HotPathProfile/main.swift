@@ -20,9 +20,10 @@
 //                                               (floorread: of a plain stored Int property)
 //   HotPathProfile churn [N]                   N cycles of: make a source and a target, bind
 //                                               them, release both (auto-unbind)
-//   HotPathProfile churnobservable|churnnested [N]
+//   HotPathProfile churnobservable|churnnested|churncomputed [N]
 //                                               as churn, from an `@Observable` object's
-//                                               property, or a two-link `@Bound` path
+//                                               property, a two-link `@Bound` path, or a
+//                                               computed property over two `@Bound` ones
 //   HotPathProfile churn2|computed2 [N]        churn, or computed, on two threads at once, N
 //                                               operations each (callgrind runs the threads one
 //                                               at a time: it counts the work, not the waiting)
@@ -386,6 +387,13 @@ func pair(_ left: HandModel, _ right: HandModel) {
     consume(Bind.in(holder, \.leaf.value).out(target, \.value).isActive ? 1 : 0)
   }
 }
+@inline(never) nonisolated func churnComputed(_ n: Int) {
+  for _ in 0..<n {
+    let sum = Sum()
+    let target = Target()
+    consume(Bind.in(sum, \.total).out(target, \.value).isActive ? 1 : 0)
+  }
+}
 // `churn` with classes of its own: on a second thread beside `churn`, the two share no key-path
 // literal either (their reference counts are written by every bind).
 final class OtherModel { @Bound var value = 0 }
@@ -642,6 +650,9 @@ nonisolated func profile(_ kind: String, _ n: Int) {
   case "churnnested":
     churnNested(n)
     consume(Bind.activeChainCount)
+  case "churncomputed":
+    churnComputed(n)
+    consume(Bind.activeChainCount)
   case "churn2":
     onTwoThreads(n, churn)
     consume(Bind.activeChainCount)
@@ -700,7 +711,7 @@ nonisolated func profile(_ kind: String, _ n: Int) {
       "floorrelink", "observable",
       "floorobservable", "computed", "floorcomputed", "memorynested", "objectsnested",
       "memorycomputed", "objectscomputed",
-      "churn", "churnobservable", "churnnested", "churn2", "computed2", "scaling",
+      "churn", "churnobservable", "churnnested", "churncomputed", "churn2", "computed2", "scaling",
       "memoryobservable", "objectsobservable", "memory", "mainactor", "list1", "list10",
       "listshuffle", "listdk", "stepsdk", "difference1", "difference10", "differenceshuffle",
       "differencedk", "traced", "batch", "values", "valuesstream", "soak", "contendedsinks",
