@@ -42,6 +42,34 @@ private final class SharedLabel: @unchecked Sendable {
     get { storage.withLock { $0 } }
     set { storage.withLock { $0 = newValue } }
   }
+  /// A computed property over a `@Bound` one, so a tracked member: it reads and writes `int`
+  /// through `half`.
+  @Bound var half = 0
+  var doubled: Int {
+    get { half * 2 }
+    set {
+      half = newValue / 2
+      int = newValue
+    }
+  }
+}
+
+/// What a test adds to a chain while another thread delivers it.
+enum AddedMember: Sendable, CustomStringConvertible {
+  case out, tracked, ownedSink
+  var description: String {
+    switch self {
+    case .out: "an out member"
+    case .tracked: "a tracked inout member"
+    case .ownedSink: "an owned sink"
+    }
+  }
+}
+
+/// How a member added while another thread delivers leaves before its first value.
+enum MemberEnd: Sendable, CustomStringConvertible {
+  case unbound, released
+  var description: String { self == .unbound ? "unbound" : "object released" }
 }
 
 /// A thread that calls `step` until told to stop, and what it saw.
@@ -180,6 +208,92 @@ private func repeatedly(_ call: @escaping @Sendable (Int) -> Void) -> Double? {
     #expect(waitUntilIdle(chain))
     #expect(seen.withLock { $0 } == [0, -1, 10_000])
     #expect(feed.x == 10_000)
+  }
+
+  // 13.2: members added while another thread delivers wait for their first value (or, tracked,
+  // their first read); one that leaves before it gets it (unbound, or its object gone) leaves
+  // nothing waiting. The first 0.4 release kept each one queued until the delivery reached it.
+  @Test(arguments: [AddedMember.out, .tracked, .ownedSink], [MemberEnd.unbound, .released])
+  func membersThatLeaveBeforeTheirFirstValueLeaveNothingWaiting(
+    _ kind: AddedMember, _ end: MemberEnd
+  ) {
+    let feed = Feed()
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let kept = SharedLabel()
+    // Holds the first delivery of -2 only: a tracked member's first read may send it again.
+    let holds = Atomic<Bool>(true)
+    let chain = Bind.inout(feed, \.x).out(kept, \.int)
+      .out(key: "hold") { value in
+        if value == -2, holds.exchange(false, ordering: .relaxed) {
+          held.signal()
+          proceed.wait()
+        }
+      }
+    let setter = startThread { feed.x = -2 }
+    #expect(held.wait(timeout: .now() + watchdog) == .success)
+    // The setter's thread is inside the sink, delivering.
+    var survivors: [SharedLabel] = []
+    for index in 0..<2_000 {
+      let label = SharedLabel()
+      switch kind {
+      case .out: chain.out(label, \.int)
+      case .tracked: chain.inout(label, \.doubled)
+      case .ownedSink: chain.out(label, key: "sink") { label, value in label.int = value }
+      }
+      if index % 100 == 0 {
+        survivors.append(label)
+      } else if end == .unbound {
+        Bind.unbind(label)
+      }
+    }
+    // What waits: for each member still bound its first value, and a tracked one's first read;
+    // nothing for the others (members whose objects died are found by `memberCount`, or in time
+    // by the registry's sweep).
+    _ = chain.memberCount
+    #expect(chain.pendingCount <= survivors.count * (kind == .tracked ? 2 : 1))
+    proceed.signal()
+    #expect(setter.wait(timeout: .now() + watchdog) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(chain.pendingCount == 0)
+    #expect(chain.memberCount == 2 + (kind == .ownedSink ? 0 : survivors.count))
+    #expect(survivors.allSatisfy { $0.int == -2 })
+    #expect(kept.int == -2)
+    feed.x = 8
+    #expect(survivors.allSatisfy { $0.int == 8 })
+    #expect(kept.int == 8)
+  }
+
+  // Docs/Semantics.md, "No echo": a new member's first value is the chain's own write, also when
+  // another thread delivers meanwhile (it is written at once, before the member's first tracked
+  // read observes anything): a tracked member reading it back sends nothing. The first 0.4
+  // release sent it back, and the sinks saw it twice.
+  @Test func aTrackedMemberAddedWhileAnotherThreadDeliversSendsNoEcho() {
+    let feed = Feed()
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let holds = Atomic<Bool>(true)
+    let seen = Mutex<[Int]>([])
+    let chain = Bind.inout(feed, \.x)
+      .out(key: "log") { value in
+        seen.withLock { $0.append(value) }
+        if value == -2, holds.exchange(false, ordering: .relaxed) {
+          held.signal()
+          proceed.wait()
+        }
+      }
+    let setter = startThread { feed.x = -2 }
+    #expect(held.wait(timeout: .now() + watchdog) == .success)
+    let label = SharedLabel()
+    chain.inout(label, \.doubled)
+    proceed.signal()
+    #expect(setter.wait(timeout: .now() + watchdog) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, -2])
+    #expect(label.doubled == -2)
+    label.half = 3
+    #expect(feed.x == 6)
+    #expect(seen.withLock { $0 } == [0, -2, 6])
   }
 
   // 13.1 and 13.3: a call delivers its own change and leaves another thread's to a relay, which

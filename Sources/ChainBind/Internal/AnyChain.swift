@@ -249,12 +249,12 @@ class AnyChain: @unchecked Sendable {
   // makes is delivered at once, nested in it (`takesNestedTurn`).
   // `workKey`: names the work while it waits, so that it can be taken out (`dropWork(key:)`).
   func serialize(
-    toActor: Bool, nests: Bool = true, workKey: ObjectIdentifier? = nil,
+    toActor: Bool, nests: Bool = true, workKey: PendingKey? = nil,
     now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) { now(false) }
 
   final func serialize(
-    toActor: Bool, workKey: ObjectIdentifier? = nil, _ work: @escaping () -> Void
+    toActor: Bool, workKey: PendingKey? = nil, _ work: @escaping () -> Void
   ) {
     serialize(
       toActor: toActor, nests: false, workKey: workKey, now: { _ in work() }, later: { work })
@@ -262,7 +262,11 @@ class AnyChain: @unchecked Sendable {
 
   // Takes out the work queued with `key`, when it has become pointless (its sink was removed):
   // what waits stays bounded by the live sinks (Docs/Semantics.md, "Fair delivery").
-  func dropWork(key: ObjectIdentifier) {}
+  func dropWork(key: PendingKey) {}
+
+  // Takes out the work that waits for `member`, which left: its first value, or its first read
+  // as a tracked member. The caller releases it after unlocking. Chain lock held.
+  func takeWork(of member: Member, _ held: borrowing Held) -> Any? { nil }
 
   // Whether this thread is the one delivering the chain's changes now.
   final var isDeliveringHere: Bool {
@@ -318,12 +322,17 @@ class AnyChain: @unchecked Sendable {
   // Registry lock held. Returns whether the chain should be released: its last sending member
   // left (Docs/Semantics.md, "Lifetime"), or no member at all is left. A chain that never had a
   // sender (its head is not observable) stays while it has members: a sender may still join it.
-  func remove(_ member: Member) -> Bool {
+  // What waited for the member goes into `garbage`: what waits stays bounded by the members
+  // (Docs/Semantics.md, "Fair delivery").
+  func remove(_ member: Member, garbage: inout Garbage) -> Bool {
     withLock { held in
       if let index = held.members.firstIndex(where: { $0 === member }) {
         retireIfDelivering(member, held)
         held.members.remove(at: index)
         if member.isSink { held.ownedSinkCount -= 1 }
+      }
+      if held.queuedCount > 0, let waited = takeWork(of: member, held) {
+        garbage.release(waited)
       }
       if held.members.isEmpty { return true }
       return member.role.sends && !held.members.contains { $0.role.sends }

@@ -500,7 +500,7 @@ extension ChainCore {
     } else {
       // Only other threads' changes are replaced: this delivery's own keep their order, as
       // without contention (Docs/Semantics.md, "Re-entrancy").
-      replaced = extras.queue?.append(.change(change), key: isOwn ? nil : ObjectIdentifier(origin))
+      replaced = extras.queue?.append(.change(change), key: isOwn ? nil : .change(of: origin))
     }
     if replaced == nil {
       origin.pendingChanges.add(1, ordering: .relaxed)
@@ -511,7 +511,7 @@ extension ChainCore {
 
   // Another thread delivers. `work` runs in the delivery's order; `key` names it while it waits
   // (`dropWork(key:)`).
-  final func enqueue(work: @escaping () -> Void, key: ObjectIdentifier?, _ held: borrowing Held) {
+  final func enqueue(work: @escaping () -> Void, key: PendingKey?, _ held: borrowing Held) {
     let extras = extrasMade(held)
     if extras.queue == nil { extras.queue = PendingQueue() }
     let replaced = extras.queue?.append(.work(work), key: key)
@@ -560,7 +560,9 @@ extension ChainCore {
       write(value, to: member, dead: &dead)
       Member.syncedHere.set(nil)
     }
-    serialize(toActor: false) { [self] in finishSync(of: member, with: currentValue) }
+    serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
+      finishSync(of: member, with: currentValue)
+    }
   }
 
   private func finishSync(of member: Member, with value: Value) {

@@ -308,7 +308,7 @@ extension ChainCore {
     case .chainReleased:
       return
     }
-    serialize(toActor: false) { [self] in
+    serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
       member.pendingChanges.store(0, ordering: .relaxed)
       guard initial, member.isAttached else { return }
       var dead: [Member] = []

@@ -128,10 +128,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return (true, replaced)
     }
     // Released after unlocking: its captures' deinits may use this chain.
-    if let replaced = added.replaced { dropWork(key: ObjectIdentifier(replaced)) }
+    if let replaced = added.replaced { dropWork(key: .firstValue(of: replaced)) }
     withExtendedLifetime(added.replaced) {}
     guard added.added else { return false }
-    serialize(toActor: false, workKey: ObjectIdentifier(sink)) { [self] in
+    serialize(toActor: false, workKey: .firstValue(of: sink)) { [self] in
       guard !sink.isRemoved else { return }
       if initial { sink.body(currentValue) }
       sink.markReady()
@@ -152,12 +152,20 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return removed
     }
     .map { removed in
-      dropWork(key: ObjectIdentifier(removed))
+      dropWork(key: .firstValue(of: removed))
       return removed
     }
   }
 
-  override func dropWork(key: ObjectIdentifier) {
+  override func takeWork(of member: Member, _ held: borrowing Held) -> Any? {
+    guard let extras = extras(held) else { return nil }
+    let firstValue = extras.queue?.remove(key: .firstValue(of: member))
+    let firstRead = extras.queue?.remove(key: .firstRead(of: member))
+    held.queuedCount -= (firstValue == nil ? 0 : 1) + (firstRead == nil ? 0 : 1)
+    return firstValue == nil && firstRead == nil ? nil : (firstValue, firstRead)
+  }
+
+  override func dropWork(key: PendingKey) {
     let dropped = withLock { held -> Queued<Value>? in
       guard let dropped = extras(held)?.queue?.remove(key: key) else { return nil }
       held.queuedCount -= 1
@@ -174,7 +182,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   // does; otherwise it is queued for the thread that delivers, which never waits for it.
   // `toActor`: in a chain isolated to an actor, off the actor, `work` is queued for the actor.
   override func serialize(
-    toActor: Bool, nests: Bool = true, workKey: ObjectIdentifier? = nil,
+    toActor: Bool, nests: Bool = true, workKey: PendingKey? = nil,
     now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) {
     SchedulePoint.reach()

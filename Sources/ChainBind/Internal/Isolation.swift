@@ -143,7 +143,7 @@ final class ChainIsolation: @unchecked Sendable {
         if actor == nil { return (.actorGone, nil) }
       }
       let replaced = state.jobs.append(
-        Job(origin: origin, run: job), key: origin.map { ObjectIdentifier($0) })
+        Job(origin: origin, run: job), key: origin.map { .change(of: $0) })
       if replaced == nil {
         origin?.pendingChanges.add(1, ordering: .relaxed)
         queued.add(1, ordering: .releasing)

@@ -1,17 +1,43 @@
+// Names an entry of a `PendingQueue`: a sending member's change, which the member's next change
+// replaces, or work for a member or sink (its first value, a tracked member's first read), taken
+// out when it leaves. Each kind is named apart: a member's change must not replace its first
+// value.
+@usableFromInline
+struct PendingKey: Hashable {
+  private enum Kind: UInt8 { case change, firstValue, firstRead }
+  private let object: ObjectIdentifier
+  private let kind: Kind
+
+  static func change(of member: Member) -> PendingKey {
+    PendingKey(object: ObjectIdentifier(member), kind: .change)
+  }
+
+  // A new member's or sink's initial sync.
+  static func firstValue(of memberOrSink: AnyObject) -> PendingKey {
+    PendingKey(object: ObjectIdentifier(memberOrSink), kind: .firstValue)
+  }
+
+  // A new tracked member's first read (`ChainCore.track`).
+  static func firstRead(of member: Member) -> PendingKey {
+    PendingKey(object: ObjectIdentifier(member), kind: .firstRead)
+  }
+}
+
 // What waits for a chain's delivery, or for its actor: first in, first out, appended and taken in
 // O(1) (amortized). An entry appended with the key of one still waiting replaces it, and goes
 // last, as its change came last: what waits is bounded by the members that send, not by how many
-// changes they make (Docs/Semantics.md, "Fair delivery").
+// changes they make, and work for an object that left is taken out (Docs/Semantics.md, "Fair
+// delivery").
 @usableFromInline
 struct PendingQueue<Element> {
   // Entries made by work the delivery runs now: taken before the rest, in order, never replaced.
   private var front: ContiguousArray<Element> = []
   private var frontHead = 0
   // nil: an entry replaced by a newer one of its key, or taken.
-  private var slots: ContiguousArray<(key: ObjectIdentifier?, element: Element)?> = []
+  private var slots: ContiguousArray<(key: PendingKey?, element: Element)?> = []
   private var head = 0
   // Where each keyed entry waits, in `slots`.
-  private var places: [ObjectIdentifier: Int] = [:]
+  private var places: [PendingKey: Int] = [:]
   private var slotCount = 0
 
   var count: Int { front.count - frontHead + slotCount }
@@ -19,7 +45,7 @@ struct PendingQueue<Element> {
 
   // Appends `element`. Returns the entry of the same key it replaced, which the caller releases
   // after unlocking (its value may be an object whose deinit uses the chain).
-  mutating func append(_ element: Element, key: ObjectIdentifier? = nil) -> Element? {
+  mutating func append(_ element: Element, key: PendingKey? = nil) -> Element? {
     var replaced: Element?
     if let key, let place = places[key], let old = slots[place] {
       replaced = old.element
@@ -36,7 +62,7 @@ struct PendingQueue<Element> {
 
   // Takes out the entry appended with `key`, if it still waits; the caller releases it after
   // unlocking.
-  mutating func remove(key: ObjectIdentifier) -> Element? {
+  mutating func remove(key: PendingKey) -> Element? {
     guard let place = places.removeValue(forKey: key), let entry = slots[place] else { return nil }
     slots[place] = nil
     slotCount -= 1
@@ -93,7 +119,7 @@ struct PendingQueue<Element> {
 
   // Drops the taken and replaced slots: O(entries), after at least as many appends or takes.
   private mutating func compact() {
-    var kept = ContiguousArray<(key: ObjectIdentifier?, element: Element)?>()
+    var kept = ContiguousArray<(key: PendingKey?, element: Element)?>()
     kept.reserveCapacity(slotCount)
     places.removeAll(keepingCapacity: true)
     for case let entry? in slots[head...] {

@@ -469,7 +469,7 @@ extension Registry {
     private mutating func removeFromChain(_ member: Member, garbage: inout Garbage) {
       let chain = member.chain
       guard chain.isActive else { return }
-      if chain.remove(member) {
+      if chain.remove(member, garbage: &garbage) {
         release(chain, garbage: &garbage)
       } else {
         garbage.touch(chain)

@@ -477,7 +477,13 @@ extension ChainCore {
     SchedulePoint.reach()
     source.isWatched = watch?.adopt(by: source) ?? false
     member.tracked = source
-    serialize(toActor: false) { source.read(member, sending: last.isEquatable) }
+    serialize(toActor: false, workKey: .firstRead(of: member)) {
+      // Another thread delivering, the member's first value was written before this read
+      // observes its path: reading that back is the chain's own write, not a change (no echo).
+      source.isEchoRead = true
+      source.read(member, sending: last.isEquatable)
+      source.isEchoRead = false
+    }
   }
 }
 
