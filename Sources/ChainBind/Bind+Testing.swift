@@ -79,6 +79,11 @@ extension Chain {
 }
 
 extension Chain {
+  /// The object that holds the chain's state, for a test to reference weakly: it goes when the
+  /// chain is released and no `Chain` value refers to it.
+  @_spi(Testing)
+  public var stateObject: AnyObject { core }
+
   /// The chain's current value: the last change it accepted.
   @_spi(Testing)
   public var currentValue: Value { core.currentValue }

@@ -296,6 +296,70 @@ private func repeatedly(_ call: @escaping @Sendable (Int) -> Void) -> Double? {
     #expect(seen.withLock { $0 } == [0, -2, 6])
   }
 
+  // Docs/Semantics.md, "Initial sync": a member added while another thread delivers, with
+  // another thread's change waiting, ends at that newer value. The first 0.4 release let a
+  // tracked member's first read send back the older value written into it when added, which won.
+  @Test func aTrackedMemberAddedBehindAWaitingChangeEndsAtIt() {
+    let feed = Feed()
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let holds = Atomic<Bool>(true)
+    let seen = Mutex<[Int]>([])
+    let chain = Bind.inout(feed, \.x)
+      .out(key: "log") { value in
+        seen.withLock { $0.append(value) }
+        if value == -2, holds.exchange(false, ordering: .relaxed) {
+          held.signal()
+          proceed.wait()
+        }
+      }
+    let setter = startThread { feed.x = -2 }
+    #expect(held.wait(timeout: .now() + watchdog) == .success)
+    // Waits behind the held delivery.
+    let other = startThread { feed.x = 8 }
+    #expect(other.wait(timeout: .now() + watchdog) == .success)
+    let label = SharedLabel()
+    chain.inout(label, \.doubled)
+    proceed.signal()
+    #expect(setter.wait(timeout: .now() + watchdog) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, -2, 8])
+    #expect(feed.x == 8)
+    #expect(label.doubled == 8)
+  }
+
+  // 13.2: a property bound again to its own chain (its roles united) while another thread
+  // delivers: the replaced member's first value goes with it.
+  @Test(arguments: [false, true])
+  func aMemberBoundAgainWhileAnotherThreadDeliversLeavesOneEntry(_ tracked: Bool) {
+    let feed = Feed()
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let holds = Atomic<Bool>(true)
+    let chain = Bind.inout(feed, \.x)
+      .out(key: "hold") { value in
+        if value == -2, holds.exchange(false, ordering: .relaxed) {
+          held.signal()
+          proceed.wait()
+        }
+      }
+    let setter = startThread { feed.x = -2 }
+    #expect(held.wait(timeout: .now() + watchdog) == .success)
+    let label = SharedLabel()
+    for _ in 0..<500 {
+      if tracked { chain.inout(label, \.doubled) } else { chain.out(label, \.int) }
+    }
+    #expect(chain.memberCount == 2)
+    // The last member's first value, and, tracked, its first read.
+    #expect(chain.pendingCount <= (tracked ? 2 : 1))
+    proceed.signal()
+    #expect(setter.wait(timeout: .now() + watchdog) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(label.int == -2)
+    feed.x = 4
+    #expect(label.int == 4)
+  }
+
   // 13.1 and 13.3: a call delivers its own change and leaves another thread's to a relay, which
   // delivers it without waiting for anyone's next set. On 0.3 the holding thread delivered it.
   @Test func aCallLeavesOtherThreadsChangesToARelay() {

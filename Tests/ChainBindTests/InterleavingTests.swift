@@ -442,6 +442,35 @@ struct InterleavingTests {
     expectExhaustive(explorer, outcome)
   }
 
+  @Test("a computed member bound while another thread unbinds its object: bound, or all gone")
+  func computedBoundWhileItsObjectIsUnbound() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let sums = Sums(explorer)
+      let label = Label(explorer)
+      let kept = Kept()
+      return (
+        [{ kept.chains.append(Bind.in(sums, \.sum).out(label, \.value)) }, { Bind.unbind(sums) }],
+        {
+          guard let isActive = kept.chains.first?.isActive else { return "not bound" }
+          let before = label.value
+          sums.a = 7
+          if isActive {
+            // Bound after the unbind: it follows the sum.
+            return label.value == 7 + sums.b ? nil : "bound: label \(label.value)"
+          }
+          // Unbound: the member's source ended with it, nothing reaches the label, and nothing
+          // keeps the chain (a source set after the member was detached kept it, with a cycle).
+          if label.value != before { return "unbound, yet the label became \(label.value)" }
+          weak var state = kept.chains.first?.stateObject
+          kept.chains.removeAll()
+          return state == nil ? nil : "unbound, yet the chain's state is kept"
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+
   @Test("a sink added while another thread delivers: its first call first, then each change")
   func sinkAddedWhileAnotherThreadDelivers() {
     let explorer = Explorer()

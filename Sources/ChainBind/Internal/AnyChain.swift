@@ -331,9 +331,7 @@ class AnyChain: @unchecked Sendable {
         held.members.remove(at: index)
         if member.isSink { held.ownedSinkCount -= 1 }
       }
-      if held.queuedCount > 0, let waited = takeWork(of: member, held) {
-        garbage.release(waited)
-      }
+      if let waited = takeWork(of: member, held) { garbage.release(waited) }
       if held.members.isEmpty { return true }
       return member.role.sends && !held.members.contains { $0.role.sends }
     }

@@ -228,6 +228,15 @@ extension ChainCore {
       isControl = control.known ?? (object is any ControlEventSource)
     }
     let noted = control.isExactRoot && control.known == nil ? isControl : nil
+    // A nested path or a computed property: observe what reading it touched (its source is set
+    // before the member is published; `startTracking` below).
+    let isTracked = probe?.isTracked == true && member.role.sends
+    if isTracked, let probe {
+      makeTracked(
+        member, of: object, reading: thunks.read, comparing: thunks.isEqual,
+        firstRead: probe.firstRead, watch: probe.observationTicket, isBoundPath: probe.isBoundPath,
+        receivesFirstValue: member.role.receives && !isHead)
+    }
     switch registry.attach(
       member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)
     {
@@ -236,19 +245,14 @@ extension ChainCore {
       // Released meanwhile, by another thread: nothing is added, and the property keeps the
       // token, and so the membership, it had.
       probe?.undoInstall(in: object, storage: Bound<Target>.self)
+      member.tracked?.end()
       report(member.error(.chainInactive))
       return
     case .chainReleased:
       return
     }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
-    // A nested path or a computed property: observe what reading it touched.
-    if let probe, probe.isTracked, member.role.sends {
-      track(
-        member, of: object, reading: thunks.read, comparing: thunks.isEqual,
-        firstRead: probe.firstRead,
-        watch: probe.observationTicket, isBoundPath: probe.isBoundPath)
-    }
+    if isTracked { startTracking(member, adopting: probe?.observationTicket) }
     if case .control(let subscribe) = source {
       subscribe(member)
     } else if let isControl {

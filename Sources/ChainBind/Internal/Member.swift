@@ -122,7 +122,7 @@ final class Member: @unchecked Sendable {
     set { source = newValue.map { .token(Unretained($0)) } ?? .plain }
   }
 
-  // For a tracked member (Tracking.swift): what it observes. Set once, before changes reach it.
+  // For a tracked member (Tracking.swift): what it observes. Set once, before it is attached.
   var tracked: TrackedSource? {
     get {
       guard case .tracked(let tracked) = source else { return nil }

@@ -386,7 +386,12 @@ extension Registry {
       if case .inactive = inserted { return .chainInactive }
       if let existing {
         end(existing, garbage: &garbage)
-        if existing.chain !== chain {
+        if existing === replaced {
+          // Replaced in its own chain: what waited for it goes (the new member waits anew).
+          if let waited = chain.withLock({ chain.takeWork(of: existing, $0) }) {
+            garbage.release(waited)
+          }
+        } else if existing.chain !== chain {
           if existing.chain.isTraced {
             garbage.release(TraceNote.removed(existing, movingAway: true))
           }

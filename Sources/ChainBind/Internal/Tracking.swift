@@ -159,14 +159,17 @@ final class TrackedSource: @unchecked Sendable {
   // The binding probe's watch was adopted (`ObservationTicket.adopt`): the first read, the same
   // as the probe's, arms none of its own.
   @exclusivity(unchecked) var isWatched = false
+  // The first read sends what differs from binding's read (`ChainCore.makeTracked`).
+  let sendsFirstRead: Bool
 
   init(
-    member: Member, readsObservable: Bool, isBoundPath: Bool,
+    member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
     reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?) -> Bool
   ) {
     state = SpinLocked(State(member: member))
     self.isBoundPath = isBoundPath
     self.readsObservable = readsObservable
+    self.sendsFirstRead = sendsFirstRead
     self.reread = reread
   }
 
@@ -430,20 +433,22 @@ extension BoundToken {
 }
 
 extension ChainCore {
-  // Makes `member` a tracked member of `object`, reading its key path through `read`: reads it
-  // once more to collect what it observes (the probe's read may have left a token in place
-  // that an undone install replaced).
+  // Makes `member` a tracked member of `object`, reading its key path through `read`, before it
+  // is attached: a thread that detaches it meanwhile ends its source (`Member.markDetached`).
+  // `startTracking` begins it once attached.
   //
   // `firstRead` is what binding read: a dependency that changed since is a change, sent by the
   // first re-read (made in the chain's delivery order; only for `Equatable` values, where a
-  // change can be told from a read of the same value). `watch`: that read accessed a property
-  // of an `@Observable` class, and armed a watch, which the member adopts (binding looks for one
-  // only when the read touched no `@Bound` property; otherwise the member's first read does).
-  // `isBoundPath`: the key path is @Bound properties one after another.
-  func track<Object: AnyObject, Target>(
+  // change can be told from a read of the same value), unless the member `receivesFirstValue`:
+  // then the chain's value overwrites it (Docs/Semantics.md, "Initial sync"), and what the
+  // first read finds is the member's old value or that write. `watch` (see `startTracking`): that read
+  // accessed a property of an `@Observable` class (binding looks for one only when the read
+  // touched no `@Bound` property; otherwise the member's first read does). `isBoundPath`: the
+  // key path is @Bound properties one after another.
+  func makeTracked<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
     comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool, firstRead: Any?,
-    watch: ObservationTicket?, isBoundPath: Bool
+    watch: ObservationTicket?, isBoundPath: Bool, receivesFirstValue: Bool
   ) {
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
@@ -470,19 +475,21 @@ extension ChainCore {
       }
       return true
     }
-    let source = TrackedSource(
+    member.tracked = TrackedSource(
       member: member, readsObservable: watch != nil, isBoundPath: isBoundPath,
-      reread: reread)
+      sendsFirstRead: last.isEquatable && !receivesFirstValue, reread: reread)
+  }
+
+  // Begins tracking `member`, attached: adopts the binding's `watch`, if any, and reads the key
+  // path once more to collect what it observes (the probe's read may have left a token in place
+  // that an undone install replaced).
+  func startTracking(_ member: Member, adopting watch: ObservationTicket?) {
+    guard let source = member.tracked else { return }
     // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
     SchedulePoint.reach()
     source.isWatched = watch?.adopt(by: source) ?? false
-    member.tracked = source
     serialize(toActor: false, workKey: .firstRead(of: member)) {
-      // Another thread delivering, the member's first value was written before this read
-      // observes its path: reading that back is the chain's own write, not a change (no echo).
-      source.isEchoRead = true
-      source.read(member, sending: last.isEquatable)
-      source.isEchoRead = false
+      source.read(member, sending: source.sendsFirstRead)
     }
   }
 }
