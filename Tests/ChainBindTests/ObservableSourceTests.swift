@@ -1,5 +1,7 @@
 @_spi(Testing) import ChainBind
+import Dispatch
 import Observation
+import Synchronization
 import Testing
 
 // Docs/Semantics.md, "Tracked sources": properties of `@Observable` classes are observed like
@@ -125,6 +127,11 @@ private final class Mixed {
   var boxed: Box { Box(a + counter.x) }
 }
 
+/// A model another thread sets.
+private final class SharedModel: @unchecked Sendable {
+  @Bound var value = 0
+}
+
 private final class CounterPanel {
   @Bound var counter = Counter()
   var reads = 0
@@ -160,6 +167,36 @@ struct MixedSourceTests {
     #expect(mixed.reads - reads == 1)
     mixed.a = 1
     #expect(sent.values == [0, 5, 6])
+    chain.unbind()
+  }
+
+  @Test("added under load, an @Observable dependency is watched by its first read")
+  func observableDependencyWatchedWhenAddedUnderLoad() {
+    let model = SharedModel()
+    let mixed = Mixed()
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let holds = Atomic<Bool>(true)
+    let chain = Bind.inout(model, \.value)
+      .out(key: "hold") { value in
+        if value == -1, holds.exchange(false, ordering: .relaxed) {
+          held.signal()
+          proceed.wait()
+        }
+      }
+    let setter = startThread { model.value = -1 }
+    #expect(held.wait(timeout: .now() + 30) == .success)
+    // Its first read waits behind the held delivery; the @Observable part changes meanwhile.
+    chain.in(mixed, \.sum)
+    mixed.counter.x = 5
+    proceed.signal()
+    #expect(setter.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(model.value == 5)
+    mixed.counter.x = 9
+    #expect(model.value == 9)
+    mixed.a = 1
+    #expect(model.value == 10)
     chain.unbind()
   }
 
