@@ -462,7 +462,7 @@ struct InterleavingTests {
           // Unbound: the member's source ended with it, nothing reaches the label, and nothing
           // keeps the chain (a source set after the member was detached kept it, with a cycle).
           if label.value != before { return "unbound, yet the label became \(label.value)" }
-          weak var state = kept.chains.first?.stateObject
+          weak let state = kept.chains.first?.stateObject
           kept.chains.removeAll()
           return state == nil ? nil : "unbound, yet the chain's state is kept"
         }
