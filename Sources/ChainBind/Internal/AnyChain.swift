@@ -265,7 +265,8 @@ class AnyChain: @unchecked Sendable {
   func dropWork(key: PendingKey) {}
 
   // Takes out the work that waits for `member`, which left: its first value, or its first read
-  // as a tracked member. The caller releases it after unlocking. Chain lock held.
+  // as a tracked member. The caller releases it after unlocking. Chain lock held; called only
+  // when something is queued (generic code: each call looks up the entries' type metadata).
   func takeWork(of member: Member, _ held: borrowing Held) -> Any? { nil }
 
   // Whether this thread is the one delivering the chain's changes now.
@@ -331,7 +332,7 @@ class AnyChain: @unchecked Sendable {
         held.members.remove(at: index)
         if member.isSink { held.ownedSinkCount -= 1 }
       }
-      if let waited = takeWork(of: member, held) { garbage.release(waited) }
+      if held.queuedCount > 0, let waited = takeWork(of: member, held) { garbage.release(waited) }
       if held.members.isEmpty { return true }
       return member.role.sends && !held.members.contains { $0.role.sends }
     }

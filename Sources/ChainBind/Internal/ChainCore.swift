@@ -158,7 +158,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   override func takeWork(of member: Member, _ held: borrowing Held) -> Any? {
-    guard held.queuedCount > 0, let extras = extras(held) else { return nil }
+    guard let extras = extras(held) else { return nil }
     let firstValue = extras.queue?.remove(key: .firstValue(of: member))
     let firstRead = extras.queue?.remove(key: .firstRead(of: member))
     held.queuedCount -= (firstValue == nil ? 0 : 1) + (firstRead == nil ? 0 : 1)

@@ -388,9 +388,10 @@ extension Registry {
         end(existing, garbage: &garbage)
         if existing === replaced {
           // Replaced in its own chain: what waited for it goes (the new member waits anew).
-          if let waited = chain.withLock({ chain.takeWork(of: existing, $0) }) {
-            garbage.release(waited)
+          let waited = chain.withLock { held in
+            held.queuedCount > 0 ? chain.takeWork(of: existing, held) : nil
           }
+          if let waited { garbage.release(waited) }
         } else if existing.chain !== chain {
           if existing.chain.isTraced {
             garbage.release(TraceNote.removed(existing, movingAway: true))
