@@ -17,7 +17,7 @@ struct PendingKey: Hashable {
     PendingKey(object: ObjectIdentifier(memberOrSink), kind: .firstValue)
   }
 
-  // A new tracked member's first read (`ChainCore.track`).
+  // A new tracked member's first read (`ChainCore.startTracking`).
   static func firstRead(of member: Member) -> PendingKey {
     PendingKey(object: ObjectIdentifier(member), kind: .firstRead)
   }

@@ -494,7 +494,7 @@ extension ChainCore {
   }
 }
 
-// The value a tracked member read last (`ChainCore.track`), kept at an address of its own: a
+// The value a tracked member read last (`ChainCore.makeTracked`), kept at an address of its own: a
 // new value, read or set (a path's leaf), is compared with it (by the member's specialized
 // `MemberThunks.isEqual`) and copied over it in place. The re-read that uses it is generic code
 // that is not specialized (it is made when binding, inside ChainBind): a `Target?` there looks up
