@@ -65,12 +65,14 @@ public struct Bound<Value> {
       // Only on a thread that is probing or collecting what a read touches, the probe gets the
       // storage's token by a read; the storage is written only to give it a token it lacks, so
       // a read stays a read for threads that read the property meanwhile.
-      if _slowPath(boundProbeGate.count.load(ordering: .relaxed) != 0), BoundProbe.isProbing() {
+      if _slowPath(boundProbeGate.count.load(ordering: .relaxed) != 0),
+        let reader = BoundProbe.reader()
+      {
         // Under its object's stripe: two threads reading a new object at once (two chains'
         // re-reads) must not both install a token.
         let stripe = TokenStripe.lock(for: instance)
         if let token = BoundProbe.visit(
-          instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
+          reader, instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
           token: instance[keyPath: storageKeyPath].token)
         {
           instance[keyPath: storageKeyPath].token = token

@@ -362,11 +362,11 @@ final class BoundProbe: @unchecked Sendable {
     installed = false
   }
 
-  // Whether this thread is probing or collecting right now.
+  // What this thread reads for right now (`currentPointer`), if it is probing or collecting.
   @usableFromInline
   @inline(never)
-  static func isProbing() -> Bool {
-    currentPointer.value != nil
+  static func reader() -> UnsafeMutableRawPointer? {
+    currentPointer.value
   }
 
   // The key paths come as autoclosures: the inlined getter then forms them only on this cold
@@ -377,14 +377,13 @@ final class BoundProbe: @unchecked Sendable {
   @usableFromInline
   @inline(never)
   static func visit<EnclosingSelf: AnyObject, Value>(
-    _ instance: EnclosingSelf,
+    _ address: UnsafeMutableRawPointer, _ instance: EnclosingSelf,
     wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath:
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
     token existing: BoundToken?
   ) -> BoundToken? {
-    // Alive: the reading thread holds it while it reads.
-    guard let address = currentPointer.value else { return nil }
+    // `address` is `reader()`, alive: the reading thread holds it while it reads.
     let bits = UInt(bitPattern: address)
     if bits & 1 != 0, let collector = UnsafeRawPointer(bitPattern: bits & ~1) {
       // A tracked member's read (the common case): every property is a dependency.
