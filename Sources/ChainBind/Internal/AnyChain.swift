@@ -253,6 +253,32 @@ class AnyChain: @unchecked Sendable {
     now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) { now(false) }
 
+  // Begins work of this thread's own when no thread delivers, as `serialize` would run it, but
+  // without its closures (a tracked member's change, `TrackedSource.dependencyChanged`). False,
+  // taking nothing, when a thread delivers or the chain is isolated or released: then the caller
+  // serializes the work.
+  final func beginOwnWork() -> Bool {
+    SchedulePoint.reach()
+    let held = acquire()
+    guard !held.isDelivering, !isIsolated, isActive else {
+      release(held)
+      return false
+    }
+    startOwnWork(nests: true, held)
+    return true
+  }
+
+  // No thread delivers: this thread begins its own work, and delivers what the work changes,
+  // after it, up to `endOwnWork`.
+  final func startOwnWork(nests: Bool, _ held: consuming Held) {
+    held.transition { $0.begin(on: currentThreadID()) }
+    held.transition { $0.beginWork(isOwn: true, nests: nests) }
+    release(held)
+  }
+
+  // The work `startOwnWork` began has ended: delivers what it changed, then ends the delivery.
+  func endOwnWork() {}
+
   final func serialize(
     toActor: Bool, workKey: PendingKey? = nil, _ work: @escaping () -> Void
   ) {

@@ -81,7 +81,13 @@ extension ChainCore {
   @inlinable
   @inline(__always)
   final func finishDelivery(budget: Int = 0, dead: inout [Member]) {
-    let held = acquire()
+    finishDelivery(budget: budget, dead: &dead, acquire())
+  }
+
+  // The same, with the lock held.
+  @inlinable
+  @inline(__always)
+  final func finishDelivery(budget: Int = 0, dead: inout [Member], _ held: consuming Held) {
     if _slowPath(held.queuedCount > 0 || held.hasRetired) {
       finishDeliveringQueue(budget: budget, dead: &dead, held)
       return
@@ -201,15 +207,12 @@ extension ChainCore {
     report(origin.error(.feedbackLoop))
   }
 
-  // Runs work for the delivery (a re-read, a new member's or sink's first value), without the
-  // lock: what it changes is delivered right after it, before what other threads queued
-  // meanwhile, as if it had all happened when the work was queued.
-  // `isOwn`: this thread's own work, not queued by another thread; what it changes counts
-  // against the feedback limit.
-  func runQueuedWork(
-    _ body: () -> Void, isOwn: Bool = false, nests: Bool = false, _ held: consuming Held
-  ) {
-    held.transition { $0.beginWork(isOwn: isOwn, nests: nests) }
+  // Runs queued work for the delivery (a re-read, a new member's or sink's first value), without
+  // the lock: what it changes is delivered right after it, before what other threads queued
+  // meanwhile, as if it had all happened when the work was queued. (This thread's own work is
+  // `startOwnWork`'s: what it changes counts against the feedback limit.)
+  func runQueuedWork(_ body: () -> Void, _ held: consuming Held) {
+    held.transition { $0.beginWork(isOwn: false, nests: false) }
     release(held)
     body()
     let after = acquire()

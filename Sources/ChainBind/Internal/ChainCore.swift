@@ -177,6 +177,15 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   // MARK: Work in the delivery
 
+  override func endOwnWork() {
+    // One lock for the work's end and the delivery's.
+    let held = acquire()
+    held.transition { $0.endWork() }
+    held.extras?.insertion = nil
+    var dead: [Member] = []
+    finishDelivery(dead: &dead, held)
+  }
+
   // Runs `work` inside the chain's one-at-a-time delivery (Docs/Semantics.md, "Threading"): at
   // once when no thread delivers (this thread then delivers what `work` causes) or this thread
   // does; otherwise it is queued for the thread that delivers, which never waits for it.
@@ -203,9 +212,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       if let work = later() { enqueue(work: work, key: workKey, held) }
       return release(held)
     }
-    held.transition { $0.begin(on: thread) }
-    runQueuedWork({ now(false) }, isOwn: true, nests: nests, held)
-    var dead: [Member] = []
-    finishDelivery(dead: &dead)
+    startOwnWork(nests: nests, held)
+    now(false)
+    endOwnWork()
   }
 }

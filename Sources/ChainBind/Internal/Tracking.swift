@@ -277,7 +277,17 @@ final class TrackedSource: @unchecked Sendable {
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
     // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
     // Re-reads waiting for this member merge into one.
-    member.chain.serialize(
+    let chain = member.chain
+    // When no thread delivers, the re-read is this thread's own work (the common case).
+    if chain.beginOwnWork() {
+      if let token, isPathLeaf(token, member, isDeliveringHere: false) {
+        read(member, sending: true, collecting: false, leafValue: value)
+      } else {
+        reread(member, false)
+      }
+      return chain.endOwnWork()
+    }
+    chain.serialize(
       toActor: true,
       now: { isDeliveringHere in
         if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
