@@ -4,7 +4,8 @@
 #     N = 2 000 under memcheck, allocates the same number of blocks (Docs/Semantics.md, "Threading").
 #  2. No instruction regression: the callgrind instructions per operation of the main modes,
 #     measured as profile.sh does, are at most 10 % (or 3 instructions, whichever is more) above
-#     Benchmarks/hotpath-baseline.txt.
+#     Benchmarks/hotpath-baseline.txt; binding and releasing a chain (the churn modes), at most
+#     3 %.
 #  3. Memory: a live two-member chain keeps at most 400 bytes (memcheck, `memory` with 1 000 and
 #     2 000 chains, less the two objects and the test's arrays; Docs/Performance.md, "Memory"),
 #     from a `@Bound` property. From an `@Observable` object's property (`memoryobservable`, less
@@ -58,10 +59,15 @@ allocation_modes=(chainbind mainactor floor string floorstring double filter sin
 # without one: tracing costs an untraced chain nothing measurable.
 # batch: chainbind's sets in batches of 100 (Docs/Semantics.md, "Batches").
 instruction_modes=(chainbind mainactor string double filter sink twoway boundread nested computed
-  relink observable traced batch)
+  relink observable traced batch churn churnnested churncomputed churnobservable)
+# The most a mode may cost above its baseline, in percent, when not 10: a churn cycle is
+# thousands of instructions in which a 6.7 % regression (a generic call per member removal)
+# once passed the 10 % gate.
+declare -A tolerances=([churn]=3 [churnnested]=3 [churncomputed]=3 [churnobservable]=3)
 # The ratio checks: mode, floor, the most the ratio may be. Docs/Performance.md, "Tracked sources",
-# gives the targets (nested 3, relink 10, computed 4, observable 1) and what bounds each.
-ratio_limits=(nested:floornested:3.6 relink:floornested:17.5 computed:floorcomputed:8.0
+# gives the targets (nested 3, relink 10, computed 4, observable 1) and what bounds each: nested,
+# which meets its target, is held to it; the others to about 10 % above their measured ratio.
+ratio_limits=(nested:floornested:3.0 relink:floornested:16.8 computed:floorcomputed:7.6
   observable:floorobservable:1.35)
 # Instruction counts depend on the toolchain, the C library and valgrind: the baseline records
 # them, and a different setup gets a warning (not a failure).
@@ -89,7 +95,7 @@ fi
 if $update; then
   {
     echo "# HotPathProfile: callgrind instructions per operation, the baseline of"
-    echo "# Benchmarks/check-hotpath.sh, which fails when a mode costs more than 10 % above it."
+    echo "# Benchmarks/check-hotpath.sh, which fails when a mode costs more than 10 % above it (churn 3 %)."
     echo "# Update it in the same commit as an intended change of these costs:"
     echo "#   Benchmarks/check-hotpath.sh --update"
     echo "# Format: one \`mode instructions\` pair per line; \`#\` starts a comment."
@@ -117,7 +123,8 @@ for mode in "${allocation_modes[@]}"; do
   fi
 done
 
-echo "== instructions per operation (callgrind) against $(basename "$baseline") (+10 % at most)"
+echo "== instructions per operation (callgrind) against $(basename "$baseline")" \
+  "(+10 % at most, churn +3 %)"
 declare -A baselines=()
 if [ -f "$baseline" ]; then
   while read -r mode count _; do
@@ -145,7 +152,9 @@ for mode in "${instruction_modes[@]}"; do
     'BEGIN { p = sprintf("%+.1f", (c - b) * 100 / b); print (p == "-0.0" ? "+0.0" : p) }')
   # Counts move by an instruction or two between builds: a mode of a dozen instructions (a read)
   # fails only when it also grew by more than 3.
-  if [ $((count * 10)) -gt $((reference * 11)) ] && [ $((count - reference)) -gt 3 ]; then
+  tolerance=${tolerances[$mode]:-10}
+  if [ $((count * 100)) -gt $((reference * (100 + tolerance))) ] \
+    && [ $((count - reference)) -gt 3 ]; then
     echo "$mode: $count instructions/op (baseline $reference, $change %): FAILED"
     failures+=("$mode costs $change % instructions")
     instructions_failed=true
