@@ -287,6 +287,46 @@ struct ConvergenceTests {
     #expect(chain.isActive)
     chain.unbind()
   }
+
+  // A tracked member's re-read queued for another thread's delivery, dropped with the queue
+  // when that delivery reports a feedback loop: the member's later re-reads still reach the
+  // chain. Until 0.4's fix, the dropped re-read left the member's "a re-read waits" mark set,
+  // and every later change made while another thread delivered was merged into nothing.
+  @Test("a re-read dropped with a feedback loop's queue does not stop later ones")
+  func rereadDroppedWithAFeedbackLoop() {
+    let counter = Counter()
+    let job = Job()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(counter, \.n)
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .in(job, \.link.y)
+      .out(key: "loop") { value in
+        // Below zero, a runaway loop: the change this queues at -10 001 is the one reported.
+        if value < 0 { counter.n = value - 1 }
+        // Stops there, and at 100, while the test acts.
+        if value == -10_001 || value == 100 {
+          held.signal()
+          proceed.wait()
+        }
+      }
+    let looping = startThread { counter.n = -1 }
+    #expect(held.wait(timeout: .now() + 30) == .success)
+    job.link.y = 5  // queued behind the loop's last change, and dropped with it
+    proceed.signal()
+    #expect(looping.wait(timeout: .now() + 30) == .success)
+    #expect(errors.withLock { $0 } == [.feedbackLoop])
+    let holding = startThread { counter.n = 100 }
+    #expect(held.wait(timeout: .now() + 30) == .success)
+    job.link.y = 7  // queued for the holding thread
+    proceed.signal()
+    #expect(holding.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 7)
+    #expect(counter.n == 7)
+    chain.unbind()
+  }
 }
 
 @Suite("Convergence: in a main-actor chain", .serialized)
@@ -346,6 +386,14 @@ struct RefusedAdditionTests {
     #expect(seenOnThread.withLock { $0 } == 7)
     chain.unbind()
   }
+}
+
+private final class Link: @unchecked Sendable {
+  @Bound var y = 0
+}
+
+private final class Job: @unchecked Sendable {
+  @Bound var link = Link()
 }
 
 private final class Counter: @unchecked Sendable {

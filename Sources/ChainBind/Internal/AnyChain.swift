@@ -253,31 +253,66 @@ class AnyChain: @unchecked Sendable {
     now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) { now(false) }
 
-  // Begins work of this thread's own when no thread delivers, as `serialize` would run it, but
-  // without its closures (a tracked member's change, `TrackedSource.dependencyChanged`). False,
-  // taking nothing, when a thread delivers or the chain is isolated or released: then the caller
-  // serializes the work.
-  final func beginOwnWork() -> Bool {
+  // Where a tracked member's re-read runs (`beginOwnWork`).
+  enum OwnWork {
+    // No thread delivered: this thread now does, the work begun; `endOwnWork` ends both.
+    case begun
+    // This thread delivers already: the work runs inside its delivery, now.
+    case insideDelivery
+    // Another thread delivers, or the delivery was handed off, or the chain's actor is
+    // elsewhere, or the chain was released: the caller serializes the work.
+    case elsewhere
+  }
+
+  // Begins work of this thread's own, as `serialize` would run it, but without its closures (a
+  // tracked member's re-read, `TrackedSource.dependencyChanged`): the common cases under one
+  // lock, and the rest left to `serialize`. Its schedule point comes before the check, and
+  // `serialize`'s before its own: an interleaving test can change the chain in between.
+  final func beginOwnWork() -> OwnWork {
     SchedulePoint.reach()
     let held = acquire()
-    guard !held.isDelivering, !isIsolated, isActive else {
-      release(held)
-      return false
+    if !held.isDelivering, isActive, !isIsolated {
+      startOwnWork(on: currentThreadID(), nests: true, held)
+      return .begun
     }
-    startOwnWork(nests: true, held)
-    return true
+    return beginOwnWorkOtherwise(held)
+  }
+
+  // The same, for a chain that is delivering, isolated or released.
+  private func beginOwnWorkOtherwise(_ held: consuming Held) -> OwnWork {
+    guard isActive, !isIsolated || isolationElsewhere(held) == nil else {
+      release(held)
+      return .elsewhere
+    }
+    let thread = currentThreadID()
+    if held.delivery.isDelivering(on: thread) {
+      release(held)
+      return .insideDelivery
+    }
+    guard !held.isDelivering else {
+      release(held)
+      return .elsewhere
+    }
+    startOwnWork(on: thread, nests: true, held)
+    return .begun
   }
 
   // No thread delivers: this thread begins its own work, and delivers what the work changes,
   // after it, up to `endOwnWork`.
-  final func startOwnWork(nests: Bool, _ held: consuming Held) {
-    held.transition { $0.begin(on: currentThreadID()) }
+  final func startOwnWork(on thread: UInt, nests: Bool, _ held: consuming Held) {
+    held.transition { $0.begin(on: thread) }
     held.transition { $0.beginWork(isOwn: true, nests: nests) }
     release(held)
   }
 
-  // The work `startOwnWork` began has ended: delivers what it changed, then ends the delivery.
-  func endOwnWork() {}
+  // The work `startOwnWork` began has ended: delivers what it changed, then ends the delivery
+  // (ChainCore). This base class queues nothing: it ends both at once.
+  func endOwnWork() {
+    let held = acquire()
+    held.transition { $0.endWork() }
+    held.transition { $0.end() }
+    release(held)
+  }
 
   final func serialize(
     toActor: Bool, workKey: PendingKey? = nil, _ work: @escaping () -> Void

@@ -212,7 +212,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       if let work = later() { enqueue(work: work, key: workKey, held) }
       return release(held)
     }
-    startOwnWork(nests: nests, held)
+    startOwnWork(on: thread, nests: nests, held)
     now(false)
     endOwnWork()
   }

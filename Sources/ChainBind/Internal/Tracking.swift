@@ -277,32 +277,56 @@ final class TrackedSource: @unchecked Sendable {
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
     // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
     // Re-reads waiting for this member merge into one.
-    let chain = member.chain
-    // When no thread delivers, the re-read is this thread's own work (the common case).
-    if chain.beginOwnWork() {
-      if let token, isPathLeaf(token, member, isDeliveringHere: false) {
+    func rereadInDelivery(_ isDeliveringHere: Bool) {
+      if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
         read(member, sending: true, collecting: false, leafValue: value)
       } else {
-        reread(member, false)
+        reread(member, isDeliveringHere)
       }
-      return chain.endOwnWork()
     }
-    chain.serialize(
-      toActor: true,
-      now: { isDeliveringHere in
-        if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
-          read(member, sending: true, collecting: false, leafValue: value)
-        } else {
-          reread(member, isDeliveringHere)
-        }
-      },
-      later: {
-        guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
-        return {
-          self.isRereadQueued.store(false, ordering: .releasing)
-          self.reread(member, false)
-        }
-      })
+    let chain = member.chain
+    switch chain.beginOwnWork() {
+    case .begun:
+      rereadInDelivery(false)
+      chain.endOwnWork()
+    case .insideDelivery:
+      rereadInDelivery(true)
+    case .elsewhere:
+      chain.serialize(
+        toActor: true, now: rereadInDelivery,
+        later: {
+          guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else {
+            return nil
+          }
+          let queued = QueuedReread(of: member, by: self)
+          return { queued.run() }
+        })
+    }
+  }
+
+  // A re-read queued for the thread that delivers the chain: changes of the member's
+  // dependencies made meanwhile merge into it (`isRereadQueued`). Dropped without running (a
+  // feedback loop drops the chain's queue), it lets the next change queue one again.
+  private final class QueuedReread {
+    private let member: Member
+    private let source: TrackedSource
+    // Set by the delivering thread, before the queue releases this re-read.
+    private var ran = false
+
+    init(of member: Member, by source: TrackedSource) {
+      self.member = member
+      self.source = source
+    }
+
+    func run() {
+      ran = true
+      source.isRereadQueued.store(false, ordering: .releasing)
+      source.reread(member, false)
+    }
+
+    deinit {
+      if !ran { source.isRereadQueued.store(false, ordering: .releasing) }
+    }
   }
 
   // Whether `token`, just set, is the last property of the member's path, which is @Bound
