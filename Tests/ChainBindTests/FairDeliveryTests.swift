@@ -189,6 +189,9 @@ private final class HeldDelivery {
     proceed.signal()
     return setter.wait(timeout: .now() + watchdog) == .success
   }
+
+  // A test that failed before `release()` does not leave the setter's thread held.
+  deinit { proceed.signal() }
 }
 
 @Suite struct FairDeliveryTests {
