@@ -43,8 +43,8 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     case isolationMismatch(chain: String, caller: String)
     /// The member kept changing from inside the chain's own delivery: its sinks, setters or
     /// conversions changed the chain again 10 000 times in one delivery (a sink that writes its
-    /// source unconditionally). What was queued was dropped; the chain stays bound and usable
-    /// (Docs/Semantics.md, "Re-entrancy").
+    /// source unconditionally). The changes still queued were dropped; the chain stays bound
+    /// and usable (Docs/Semantics.md, "Re-entrancy").
     case feedbackLoop
 
     /// A sentence that says what failed and what ChainBind did about it.

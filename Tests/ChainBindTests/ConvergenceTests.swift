@@ -288,12 +288,13 @@ struct ConvergenceTests {
     chain.unbind()
   }
 
-  // A tracked member's re-read queued for another thread's delivery, dropped with the queue
-  // when that delivery reports a feedback loop: the member's later re-reads still reach the
-  // chain. Until 0.4's fix, the dropped re-read left the member's "a re-read waits" mark set,
-  // and every later change made while another thread delivered was merged into nothing.
-  @Test("a re-read dropped with a feedback loop's queue does not stop later ones")
-  func rereadDroppedWithAFeedbackLoop() {
+  // A feedback loop drops the changes queued, not the work queued with them: a tracked member's
+  // re-read and a new member's first value, queued by another thread while the loop ran. Until
+  // 0.4's fix both were dropped: the member's later re-reads, made while another thread
+  // delivered, merged into the dropped one and were lost, and the new member, still waiting for
+  // its first value, was skipped by every later delivery.
+  @Test("a feedback loop drops the changes queued, not a re-read or a new member's first value")
+  func feedbackLoopKeepsQueuedWork() {
     let counter = Counter()
     let job = Job()
     let errors = LockedBox<[BindingError.Cause]>([])
@@ -313,18 +314,24 @@ struct ConvergenceTests {
       }
     let looping = startThread { counter.n = -1 }
     #expect(held.wait(timeout: .now() + 30) == .success)
-    job.link.y = 5  // queued behind the loop's last change, and dropped with it
+    job.link.y = 5  // a re-read queued behind the loop's last change
+    let gauge = Gauge()
+    chain.out(gauge, \.value)  // written at once, and its first value queued
     proceed.signal()
     #expect(looping.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
     #expect(errors.withLock { $0 } == [.feedbackLoop])
+    #expect(chain.currentValue == 5)
+    #expect(gauge.value == 5)
     let holding = startThread { counter.n = 100 }
     #expect(held.wait(timeout: .now() + 30) == .success)
-    job.link.y = 7  // queued for the holding thread
+    job.link.y = 7  // a re-read queued for the holding thread
     proceed.signal()
     #expect(holding.wait(timeout: .now() + 30) == .success)
     #expect(waitUntilIdle(chain))
     #expect(chain.currentValue == 7)
     #expect(counter.n == 7)
+    #expect(gauge.value == 7)
     chain.unbind()
   }
 }

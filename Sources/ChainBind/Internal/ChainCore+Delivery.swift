@@ -156,6 +156,8 @@ extension ChainCore {
             feedback += 1
             if feedback > Self.feedbackLimit {
               reportFeedbackLoop(of: pending.origin, held)
+              // The work kept in the queue starts anew: what it leads to is not the loop's.
+              feedback = 0
               held = acquire()
               continue
             }
@@ -201,9 +203,19 @@ extension ChainCore {
     finishDeliveringQueue(budget: Int(held.queuedCount), dead: &dead, held)
   }
 
-  // Drops what is queued and reports the member that kept changing.
+  // Drops the changes queued and reports the member that kept changing.
   private func reportFeedbackLoop(of origin: Member, _ held: consuming Held) {
-    dropQueue(held)
+    // Only the changes: the work stays, and runs (a re-read, a new member's first value, a
+    // tracked member's first read). Its changes are not the loop's. Dropped, a new member's
+    // first value left it skipped by every later delivery, and a re-read left its member's
+    // next re-reads merged into nothing.
+    let dropped = extras(held)?.queue?.removeAll { entry in
+      if case .change = entry { return true }
+      return false
+    }
+    held.queuedCount -= Int32(dropped?.count ?? 0)
+    release(held)
+    releasePending(dropped)
     report(origin.error(.feedbackLoop))
   }
 

@@ -100,6 +100,25 @@ struct PendingQueue<Element> {
     return entry.element
   }
 
+  // Takes out the entries `removes` picks, and keeps the others, keys and order; returns what it
+  // took, for the caller to release after unlocking.
+  mutating func removeAll(where removes: (Element) -> Bool) -> ContiguousArray<Element> {
+    var removed: ContiguousArray<Element> = []
+    var kept = PendingQueue()
+    for element in front[frontHead...] {
+      if removes(element) { removed.append(element) } else { kept.appendToFront(element) }
+    }
+    for case let entry? in slots[head...] {
+      if removes(entry.element) {
+        removed.append(entry.element)
+      } else {
+        _ = kept.append(entry.element, key: entry.key)
+      }
+    }
+    self = kept
+    return removed
+  }
+
   // Empties the queue; returns what it held, in order, for the caller to release after unlocking.
   mutating func removeAll() -> ContiguousArray<Element> {
     var all = ContiguousArray(front[frontHead...])

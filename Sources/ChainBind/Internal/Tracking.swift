@@ -298,34 +298,11 @@ final class TrackedSource: @unchecked Sendable {
           guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else {
             return nil
           }
-          let queued = QueuedReread(of: member, by: self)
-          return { queued.run() }
+          return {
+            self.isRereadQueued.store(false, ordering: .releasing)
+            self.reread(member, false)
+          }
         })
-    }
-  }
-
-  // A re-read queued for the thread that delivers the chain: changes of the member's
-  // dependencies made meanwhile merge into it (`isRereadQueued`). Dropped without running (a
-  // feedback loop drops the chain's queue), it lets the next change queue one again.
-  private final class QueuedReread {
-    private let member: Member
-    private let source: TrackedSource
-    // Set by the delivering thread, before the queue releases this re-read.
-    private var ran = false
-
-    init(of member: Member, by source: TrackedSource) {
-      self.member = member
-      self.source = source
-    }
-
-    func run() {
-      ran = true
-      source.isRereadQueued.store(false, ordering: .releasing)
-      source.reread(member, false)
-    }
-
-    deinit {
-      if !ran { source.isRereadQueued.store(false, ordering: .releasing) }
     }
   }
 
