@@ -334,6 +334,48 @@ struct ConvergenceTests {
     #expect(gauge.value == 7)
     chain.unbind()
   }
+
+  // After a report, the count of the delivery's own changes starts again: a change that the kept
+  // work leads to is not one more change of the loop. That shows only where work kept behind
+  // the loop runs in the same delivery: a relay's, with its share left, since the loop's first
+  // change came from the call that handed it over.
+  @Test("after a feedback loop is reported, what the kept work leads to is counted anew")
+  func feedbackCountStartsAgainAfterAReport() {
+    let counter = Counter()
+    let job = Job()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(counter, \.n)
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .in(job, \.link.y)
+      .out(key: "loop") { value in
+        if value == 1 {
+          held.signal()
+          proceed.wait()
+          counter.n = -1  // queued behind the test's change: the relay takes both
+        }
+        if value < 0 { counter.n = value - 1 }  // a runaway loop: -10 001 is reported
+        if value == -10_000 {
+          held.signal()
+          proceed.wait()
+        }
+        if value == 5 { counter.n = 6 }  // the re-read's value leads to one change more
+      }
+    let delivering = startThread { counter.n = 1 }
+    #expect(held.wait(timeout: .now() + 30) == .success)
+    counter.n = 1_000  // another thread's change: the delivering call leaves it to a relay
+    proceed.signal()
+    #expect(delivering.wait(timeout: .now() + 30) == .success)
+    #expect(held.wait(timeout: .now() + 30) == .success)  // the relay, at the loop's end
+    job.link.y = 5  // a re-read queued behind the loop's last change
+    proceed.signal()
+    #expect(waitUntilIdle(chain))
+    #expect(errors.withLock { $0 } == [.feedbackLoop])
+    #expect(chain.currentValue == 6)
+    #expect(counter.n == 6)
+    chain.unbind()
+  }
 }
 
 @Suite("Convergence: in a main-actor chain", .serialized)
