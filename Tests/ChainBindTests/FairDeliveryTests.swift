@@ -54,6 +54,21 @@ private final class SharedLabel: @unchecked Sendable {
   }
 }
 
+/// A computed property over a `@Bound` one (a tracked member) that runs a hook inside its
+/// first read after binding's.
+private final class Adjustable: @unchecked Sendable {
+  @Bound var raw = 100
+  var duringFirstRead: (@Sendable () -> Void)?
+  private let reads = Atomic(0)
+  var value: Int {
+    get {
+      if reads.add(1, ordering: .relaxed).newValue == 2 { duringFirstRead?() }
+      return raw
+    }
+    set { raw = newValue }
+  }
+}
+
 /// What a test adds to a chain while another thread delivers it.
 enum AddedMember: Sendable, CustomStringConvertible {
   case out, tracked, ownedSink
@@ -342,6 +357,50 @@ private final class HeldDelivery {
     #expect(held.seen == [0, -2, 8])
     #expect(feed.x == 8)
     #expect(label.doubled == 8)
+  }
+
+  // Docs/Semantics.md, "Threading": a tracked member whose first read runs at once, while the
+  // chain is idle, and whose initial sync is written after another thread began to deliver (a
+  // change made during that read, handed to a relay), sends nothing it read before its sync
+  // finished. Before 0.4's fix the sync's write was read back and sent after the newer change,
+  // which it overwrote (`newer`); with the chain's value unchanged, the read back is what the
+  // member's next change is compared with, so that change is sent (`!newer`).
+  @Test(arguments: [true, false])
+  func aTrackedMemberSyncedAfterAnotherThreadBeganDeliveringSendsNoOlderValue(_ newer: Bool) {
+    let feed = Feed()
+    let computed = Adjustable()
+    let value = newer ? 5 : 0
+    let arrived = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let log = LockedBox<[Int]>([])
+    let holds = LockedBox(false)
+    let chain = Bind.inout(feed, \.x)
+      .filter { seen in
+        // The relay, at the other thread's change, until the member's sync is written.
+        if holds.withLock({ $0 }) && seen == value {
+          holds.withLock { $0 = false }
+          arrived.signal()
+          proceed.wait()
+        }
+        return true
+      }
+      .out(key: "log") { seen in log.withLock { $0.append(seen) } }
+    computed.duringFirstRead = {
+      // Inside the member's first read, this thread's own work: another thread's change is
+      // queued, and the work's end hands it to a relay.
+      holds.withLock { $0 = true }
+      startThread { feed.x = value }.wait()
+    }
+    chain.inout(computed, \.value)  // its sync is written while the relay waits
+    #expect(arrived.wait(timeout: .now() + watchdog) == .success)
+    proceed.signal()
+    #expect(waitUntilIdle(chain))
+    #expect(log.withLock { $0 } == [0, value])
+    #expect(feed.x == value)
+    #expect(computed.raw == value)
+    computed.raw = 100
+    #expect(chain.currentValue == 100)
+    #expect(feed.x == 100)
   }
 
   // 13.2: a property bound again to its own chain (its roles united) while another thread

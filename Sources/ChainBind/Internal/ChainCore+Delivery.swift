@@ -571,6 +571,7 @@ extension ChainCore {
     release(held)
     var dead: [Member] = []
     if member.isAttached {
+      member.tracked?.syncWrittenElsewhere()
       Member.syncedHere.set(Unretained(member).address)
       write(value, to: member, dead: &dead)
       Member.syncedHere.set(nil)
@@ -583,6 +584,7 @@ extension ChainCore {
   private func finishSync(of member: Member, with value: Value) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }
+    member.tracked?.syncFinished()
     var dead: [Member] = []
     write(value, to: member, dead: &dead)
   }

@@ -161,6 +161,10 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) var isWatched = false
   // The first read sends what differs from binding's read (`ChainCore.makeTracked`).
   let sendsFirstRead: Bool
+  // The member's initial sync was written off the chain's delivery, which finishes it in its
+  // order (`ChainCore.syncNewMember`). Until then the member's reads send nothing: what they
+  // find is that older write, or is overwritten by the finishing one.
+  private let awaitsSync = Atomic<Bool>(false)
 
   init(
     member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
@@ -343,11 +347,16 @@ final class TrackedSource: @unchecked Sendable {
     _ member: Member, sending: Bool, collecting: Bool = true, leafValue: UnsafeRawPointer? = nil
   ) {
     guard member.isAttached else { return }
+    let sending = sending && !awaitsSync.load(ordering: .acquiring)
     if !reread(self, member, sending, collecting, leafValue) {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
     }
   }
+
+  // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
+  func syncWrittenElsewhere() { awaitsSync.store(true, ordering: .releasing) }
+  func syncFinished() { awaitsSync.store(false, ordering: .releasing) }
 
   // An observed token is being deallocated, with its object. When that object was the member's
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
