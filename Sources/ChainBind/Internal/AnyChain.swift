@@ -253,6 +253,9 @@ class AnyChain: @unchecked Sendable {
     now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) { now(false) }
 
+  // Queues `work` for the delivery under way on this thread, after what is queued.
+  func queueWork(_ work: @escaping () -> Void) { work() }
+
   // Where a tracked member's re-read runs (`beginOwnWork`).
   enum OwnWork {
     // No thread delivered: this thread now does, the work begun; `endOwnWork` ends both.

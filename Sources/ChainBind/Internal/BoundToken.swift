@@ -356,7 +356,11 @@ final class BoundProbe: @unchecked Sendable {
     // A match by key path: the storage's root is the member's `Object`.
     if let storage = storageKeyPath as? ReferenceWritableKeyPath<Object, Bound<Target>> {
       let stripe = TokenStripe.lock(for: object)
-      object[keyPath: storage].token = replacedToken
+      // Unless another chain's tracked member reached the token meanwhile: it observes it (under
+      // this stripe, `BoundProbe.visit`), and would miss every later set.
+      if object[keyPath: storage].token?.observerCount.load(ordering: .relaxed) ?? 0 == 0 {
+        object[keyPath: storage].token = replacedToken
+      }
       stripe.unlock()
     }
     installed = false

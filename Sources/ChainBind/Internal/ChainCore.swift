@@ -177,6 +177,12 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   // MARK: Work in the delivery
 
+  override func queueWork(_ work: @escaping () -> Void) {
+    let held = acquire()
+    if isActive { enqueue(work: work, key: nil, held) }
+    release(held)
+  }
+
   override func endOwnWork() {
     // One lock for the work's end and the delivery's.
     let held = acquire()

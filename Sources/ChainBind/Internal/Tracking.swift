@@ -35,6 +35,10 @@ final class DependencyCollector {
   // (Docs/Semantics.md, "Tracked sources"). Unowned: the member owns this collector, or holds
   // it for the read.
   @exclusivity(unchecked) private unowned(unsafe) var source: TrackedSource?
+  // A token the member observed died since its last read (`TrackedSource.tokenEnded`): a new
+  // one may have its address. Then an address says nothing, and what the read reaches is
+  // observed now.
+  let addressesMislead = Atomic<Bool>(false)
 
   init() {}
 
@@ -42,10 +46,13 @@ final class DependencyCollector {
   func begin(for source: TrackedSource?) {
     end()
     self.source = source
+    addressesMislead.store(source?.observationsMayHaveMoved ?? false, ordering: .relaxed)
   }
 
   // Whether the read touched exactly what the last one did, in the same order.
   var touchedTheSame: Bool { !diverged && matched == observed.count }
+  // Whether the read touched any @Bound property.
+  var touchedAny: Bool { matched > 0 || !tokens.isEmpty }
 
   // The read ends: what it retained is released.
   func end() {
@@ -78,8 +85,9 @@ final class DependencyCollector {
   }
 
   private func record(_ token: BoundToken) {
+    let addressesMislead = addressesMislead.load(ordering: .acquiring)
     if !diverged {
-      if matched < observed.count && observed[matched].refers(to: token) {
+      if !addressesMislead && matched < observed.count && observed[matched].refers(to: token) {
         observed[matched].retain()
         matched += 1
         return
@@ -90,9 +98,8 @@ final class DependencyCollector {
     }
     if tokens.contains(where: { $0 === token }) { return }
     tokens.append(token)
-    // By address: a token observed before may have died meanwhile (then one at the same address
-    // is observed by the read's `observe`, a little later).
-    if let source, !observed.contains(where: { $0.refers(to: token) }) {
+    // Observed now unless the last read observed it (by address, unless addresses mislead).
+    if let source, addressesMislead || !observed.contains(where: { $0.refers(to: token) }) {
       source.observeNow(token)
     }
   }
@@ -128,6 +135,11 @@ final class TrackedSource: @unchecked Sendable {
   private let state: SpinLocked<State>
   // Counts this source's reads under Observation (ObservationTicket).
   let readGeneration = Atomic<Int>(0)
+  // Counts the changes its watches saw coming, any read's (`ObservationTicket.willChange`).
+  let observedChanges = Atomic<Int>(0)
+  // A read under Observation may have read a value changed before its own watch was armed: the
+  // member reads again, after it (`ObservationTicket.observing`).
+  @exclusivity(unchecked) private var readsAgain = false
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
   // Set by the delivering thread while it reads the path back after writing it (an echo).
@@ -138,6 +150,7 @@ final class TrackedSource: @unchecked Sendable {
   // the next read brings the observations up to date, even if it touches what the last one did
   // (a new token may have the address of an ended one).
   private let observationsMoved = Atomic<Bool>(false)
+  var observationsMayHaveMoved: Bool { observationsMoved.load(ordering: .acquiring) }
   // Reads the member's key path again, through `collect` when `collecting`, or takes the value at
   // `leafValue`; sends the value when it differs from the last one and `sending` is true. False
   // when the member's object is gone.
@@ -194,15 +207,17 @@ final class TrackedSource: @unchecked Sendable {
       value = collecting()
     } else if readsObservable {
       let ticket: ObservationTicket?
-      (value, ticket) = ObservationTicket.observing(for: self, collecting)
+      (value, ticket) = ObservationTicket.observing(
+        for: self, countsChanges: !collector.observed.isEmpty, collecting)
       readsObservable = ticket != nil
     } else {
       let accessed: Bool
       (value, accessed) = ObservationTicket.detecting(collecting)
       if accessed {
         // Read again, watched this time: the first read's watch only fires once, at no cost.
+        let counts = collector.touchedAny
         collector.begin(for: self)
-        (value, _) = ObservationTicket.observing(for: self, collecting)
+        (value, _) = ObservationTicket.observing(for: self, countsChanges: counts, collecting)
         readsObservable = true
       }
     }
@@ -214,6 +229,12 @@ final class TrackedSource: @unchecked Sendable {
     }
     collector.end()
     return value
+  }
+
+  // A read under Observation ended (`ObservationTicket.observing`) that a watch of an older read
+  // saw changes coming during, since `count`: the member reads again.
+  func readUnderObservation(ended count: Int) {
+    if observedChanges.load(ordering: .sequentiallyConsistent) != count { readsAgain = true }
   }
 
   // Observes `tokens` (alive: the caller holds them) and stops observing the rest. Lock order:
@@ -352,6 +373,18 @@ final class TrackedSource: @unchecked Sendable {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
     }
+    if readsAgain { readAgainLater(member) }
+  }
+
+  // Queued, not at once: another thread that keeps changing what the member reads holds no read.
+  @inline(never)
+  private func readAgainLater(_ member: Member) {
+    readsAgain = false
+    guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    member.chain.queueWork {
+      self.isRereadQueued.store(false, ordering: .releasing)
+      self.reread(member, false)
+    }
   }
 
   // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
@@ -363,6 +396,7 @@ final class TrackedSource: @unchecked Sendable {
   func tokenEnded(_ token: BoundToken) {
     state.withLock { state in state.dependencies.removeAll { $0.refers(to: token) } }
     observationsMoved.store(true, ordering: .releasing)
+    collector.addressesMislead.store(true, ordering: .releasing)
     endIfObjectGone()
   }
 
@@ -565,7 +599,7 @@ final class LastRead<Value>: @unchecked Sendable {
 final class ObservationTicket: @unchecked Sendable {
   private struct Owner {
     weak var source: TrackedSource?
-    // The source's read that armed it: a watch armed by an older read only cancels itself.
+    // The source's read that armed it (`fired`).
     var generation = 0
     // It fired while no source had adopted it.
     var firedUnowned = false
@@ -581,7 +615,9 @@ final class ObservationTicket: @unchecked Sendable {
     owner = SpinLocked(Owner(source: source, generation: generation))
   }
 
-  // The watch fired: the source to tell, when this ticket belongs to its latest read.
+  // The watch fired: the source to tell, when this ticket belongs to its latest read. A watch
+  // an older read armed (a `@Bound` dependency's change re-read meanwhile) only cancels itself:
+  // a change it saw while the latest read ran is that read's (`TrackedSource.collect`).
   private func fired() -> TrackedSource? {
     owner.withLock { owner in
       guard let source = owner.source else {
@@ -590,6 +626,11 @@ final class ObservationTicket: @unchecked Sendable {
       }
       return source.readGeneration.load(ordering: .relaxed) == owner.generation ? source : nil
     }
+  }
+
+  // A property the watch observes is about to change, before its new value is stored.
+  private func willChange() {
+    owner.withLock { $0.source }?.observedChanges.add(1, ordering: .sequentiallyConsistent)
   }
 
   // A probe's watch becomes `source`'s latest read's. False when it fired before: then the
@@ -604,11 +645,22 @@ final class ObservationTicket: @unchecked Sendable {
 
   // Runs `read`, observing the `@Observable` properties it accesses for `source`; returns what
   // it read, and the ticket when it accessed any.
+  //
+  // `countsChanges`, for a member that reads `@Bound` properties too: a read a `@Bound` change
+  // made leaves the last read's watch armed. A change it sees coming while this read runs may
+  // have been read before this read's own watch is armed, which then misses it: the member reads
+  // again. (Observation arms a watch, and lists those a change fires, under its registrar's lock;
+  // `willChange` counts before the change is stored.) Counting costs Observation's will-set
+  // callbacks: a member that reads only `@Observable` properties re-reads when its watch fired,
+  // cancelled, and has no other.
   static func observing<Value>(
-    for source: TrackedSource?, _ read: () -> Value
+    for source: TrackedSource?, countsChanges: Bool = false, _ read: () -> Value
   ) -> (Value, ObservationTicket?) {
     var ticket = ObservationTicket(source: source)
-    let value = arm(ticket, read)
+    let count =
+      countsChanges ? source?.observedChanges.load(ordering: .sequentiallyConsistent) : nil
+    let value = arm(ticket, countsChanges: countsChanges, read)
+    if let count { source?.readUnderObservation(ended: count) }
     if isKnownUniquelyReferenced(&ticket) { return (value, nil) }
     ticket.isArmed = true
     return (value, ticket)
@@ -639,18 +691,22 @@ final class ObservationTicket: @unchecked Sendable {
   }
 
   #if os(Linux)
-    private static func arm<Value>(_ ticket: ObservationTicket, _ read: () -> Value) -> Value {
-      withObservationTracking(
-        read,
-        didSet: { [ticket] tracking in
-          // Cancelled first: the next read arms a tracking of its own. A watch an older read
-          // armed (a @Bound dependency's change re-read meanwhile) only cancels itself.
-          tracking.cancel()
-          ticket.fired()?.dependencyChanged()
-        })
+    private static func arm<Value>(
+      _ ticket: ObservationTicket, countsChanges: Bool, _ read: () -> Value
+    ) -> Value {
+      let didSet = { @Sendable [ticket] (tracking: ObservationTracking) in
+        // Cancelled first: the next read arms a tracking of its own (`fired`).
+        tracking.cancel()
+        ticket.fired()?.dependencyChanged()
+      }
+      guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
+      return withObservationTracking(
+        read, willSet: { [ticket] _ in ticket.willChange() }, didSet: didSet)
     }
   #else
-    private static func arm<Value>(_ ticket: ObservationTicket, _ read: () -> Value) -> Value {
+    private static func arm<Value>(
+      _ ticket: ObservationTicket, countsChanges: Bool, _ read: () -> Value
+    ) -> Value {
       withObservationTracking(
         read,
         onChange: { [ticket] in

@@ -1,0 +1,183 @@
+@_spi(Testing) import ChainBind
+import Dispatch
+import Foundation
+import Observation
+import Testing
+
+/// Holds the first thread that calls `pauseIfArmed()` until the test resumes it.
+private final class Pause: @unchecked Sendable {
+  private let armed = LockedBox(false)
+  let reached = DispatchSemaphore(value: 0)
+  let resume = DispatchSemaphore(value: 0)
+  func arm() { armed.withLock { $0 = true } }
+  func pauseIfArmed() {
+    let go = armed.withLock { armed in
+      defer { armed = false }
+      return armed
+    }
+    if go {
+      reached.signal()
+      resume.wait()
+    }
+  }
+}
+
+private class Base: @unchecked Sendable {
+  @Bound var p = 0
+}
+
+/// Its getter runs user code after the @Bound getter installed the token.
+private final class Sub: Base, @unchecked Sendable {
+  let pause = Pause()
+  override var p: Int {
+    get {
+      let value = super.p
+      pause.pauseIfArmed()
+      return value
+    }
+    set { super.p = newValue }
+  }
+}
+
+private final class Holder: @unchecked Sendable {
+  @Bound var target: Base = Base()
+}
+
+private final class Source: @unchecked Sendable {
+  @Bound var x = 0
+}
+
+@Observable
+private final class Volume: @unchecked Sendable {
+  var level = 0
+}
+
+private final class Mixer: @unchecked Sendable {
+  @Bound var gain = 0
+  let volume = Volume()
+  let pause = Pause()
+  var total: Int {
+    let level = volume.level
+    pause.pauseIfArmed()
+    return gain + level
+  }
+}
+
+private final class Cell: @unchecked Sendable {
+  @Bound var p = 0
+  // Bigger than a token: not in the token's malloc size class.
+  var padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+private final class Owner: @unchecked Sendable {
+  @Bound var generation = 0
+  var cell = Cell()  // a plain link: replacing it is no change, `generation` tells
+  var pending: Cell?  // the link's next value, taken by the next read
+  let pause = Pause()
+  var value: Int {
+    _ = generation
+    if let next = pending {
+      pending = nil
+      cell = next  // the old cell, and its token, die here
+    }
+    let value = cell.p
+    pause.pauseIfArmed()
+    return value
+  }
+}
+
+// Races at a tracked member's read, each held at its race point: another chain's binding undone,
+// an `@Observable` change, a token that dies and one that takes its address. In each, before
+// 0.4's fixes, the member stopped following a property its last read read, and missed its
+// changes.
+@Suite struct TrackedRaceTests {
+  // A binding refused after its probe installed a token (the chain was unbound meanwhile) puts
+  // back no token where another chain's tracked member, re-read meanwhile, observes it.
+  @Test func aRefusedBindingKeepsATokenAnotherChainObserves() {
+    let holder = Holder()
+    let seen = LockedBox<[Int]>([])
+    let tracked = Bind.in(holder, \Holder.target.p).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    let source = Source()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let other = Bind.in(source, \.x).onError { error in errors.withLock { $0.append(error.cause) } }
+    let object = Sub()
+    object.p = 7
+    object.pause.arm()
+    // Thread A adds object.p to `other`; its probe installs a token and A is held in the getter.
+    let adding = startThread { other.in(object as Base, \.p) }
+    #expect(object.pause.reached.wait(timeout: .now() + 30) == .success)
+    // Meanwhile: `tracked` re-reads and reaches object.p, observing the probe's token.
+    holder.target = object
+    #expect(seen.withLock { $0 } == [0, 7])
+    // ... and `other` is released, so that A's attach is refused and its install undone.
+    other.unbind()
+    object.pause.resume.signal()
+    #expect(adding.wait(timeout: .now() + 30) == .success)
+    #expect(errors.withLock { $0 } == [.chainInactive])
+    object.p = 42
+    #expect(seen.withLock { $0.last } == 42)
+    tracked.unbind()
+  }
+
+  // An `@Observable` dependency changed while a re-read (a `@Bound` dependency's) runs, after
+  // the read accessed it: the re-read's watch is not armed yet, and the one before it fires.
+  // `firstWatch`: the watch the member's first read armed; else one a re-read armed.
+  @Test(arguments: [true, false])
+  func anObservableChangeDuringAReReadIsNotLost(firstWatch: Bool) {
+    let mixer = Mixer()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(mixer, \.total).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    if !firstWatch {
+      mixer.volume.level = 1
+      #expect(seen.withLock { $0 } == [0, 1])
+    }
+    mixer.pause.arm()
+    // Thread A changes the @Bound dependency: its re-read reads level and is held.
+    let changing = startThread { mixer.gain = 10 }
+    #expect(mixer.pause.reached.wait(timeout: .now() + 30) == .success)
+    // The @Observable dependency changes after A's read accessed it.
+    mixer.volume.level = 5
+    mixer.pause.resume.signal()
+    #expect(changing.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(mixer.total == 15)
+    #expect(seen.withLock { $0.last } == 15)
+    mixer.volume.level = 6  // followed afterwards
+    #expect(seen.withLock { $0.last } == 16)
+    chain.unbind()
+  }
+
+  // A token the member observed dies during its re-read, and the new link's property gets a
+  // token there (at the dead one's address in most runs, as the allocator reuses it at once).
+  // The read observes it as it reaches it, whatever its address says.
+  @Test func aNewTokenAtADeadTokensAddressIsObservedDuringTheRead() {
+    let owner = Owner()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(owner, \.value).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    let next = Cell()
+    owner.pause.arm()
+    // Thread A replaces the link, then bumps `generation`: its re-read gives the new cell a
+    // token, and A is held in the getter.
+    let replacing = startThread {
+      // This thread's first allocation sets up its malloc cache, where the dying token then goes.
+      withExtendedLifetime(Source()) {}
+      owner.pending = next
+      owner.generation += 1
+    }
+    #expect(owner.pause.reached.wait(timeout: .now() + 30) == .success)
+    next.p = 5  // after A's read read it
+    owner.pause.resume.signal()
+    #expect(replacing.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0.last } == 5)
+    next.p = 6
+    #expect(seen.withLock { $0.last } == 6)
+    chain.unbind()
+  }
+}
