@@ -1,4 +1,4 @@
-import ChainBind
+@_spi(Testing) import ChainBind
 import Dispatch
 import Foundation
 import Synchronization
@@ -162,6 +162,36 @@ struct MainActorIsolationTests {
     #expect(nestedArrived.onMain == [true, true])
     chain.unbind()
     nested.unbind()
+  }
+
+  // A change made on the actor is delivered after those queued for it before; a tracked
+  // member's re-read made there too. Until 0.4's fix the re-read came first, and the chain
+  // ended at the older value queued.
+  @Test(arguments: [false, true])
+  @MainActor
+  func aChangeOnTheActorComesAfterThoseQueuedForIt(tracked: Bool) async {
+    final class Gauge: @unchecked Sendable {
+      @Bound var raw = 1
+      @Bound var plain = 0
+      var tenfold: Int { raw * 10 }
+    }
+    final class Feed: @unchecked Sendable {
+      @Bound var x = 0
+    }
+    let feed = Feed()
+    let gauge = Gauge()
+    let log = Mutex<[Int]>([])
+    let chain = Bind.inout(feed, \.x)
+    if tracked { chain.in(gauge, \.tenfold) } else { chain.in(gauge, \.plain) }
+    chain.out(key: "log") { value in log.withLock { $0.append(value) } }
+    log.withLock { $0 = [] }
+    onAnotherThread { feed.x = 5 }  // queued for the main actor, which this test holds
+    if tracked { gauge.raw = 7 } else { gauge.plain = 70 }
+    #expect(await waitUntilIdle(chain))
+    #expect(log.withLock { $0 } == [5, 70])
+    #expect(chain.currentValue == 70)
+    #expect(feed.x == 70)
+    chain.unbind()
   }
 
   @Test("a change made on the main thread is delivered at once")

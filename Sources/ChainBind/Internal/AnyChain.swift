@@ -281,8 +281,10 @@ class AnyChain: @unchecked Sendable {
     return beginOwnWorkOtherwise(held)
   }
 
-  // The same, for a chain that is delivering, isolated or released.
-  private func beginOwnWorkOtherwise(_ held: consuming Held) -> OwnWork {
+  // The same, for a chain that is delivering, isolated or released. `mayDrain`: on the chain's
+  // actor, what was queued for it is delivered first, as before a member's change made there
+  // (`ChainIsolation.admission`), once.
+  private func beginOwnWorkOtherwise(_ held: consuming Held, mayDrain: Bool = true) -> OwnWork {
     guard isActive, !isIsolated || isolationElsewhere(held) == nil else {
       release(held)
       return .elsewhere
@@ -295,6 +297,11 @@ class AnyChain: @unchecked Sendable {
     guard !held.isDelivering else {
       release(held)
       return .elsewhere
+    }
+    if mayDrain, isIsolated, let isolation, isolation.mustDrain {
+      release(held)
+      isolation.drainIfQueued()
+      return beginOwnWorkOtherwise(acquire(), mayDrain: false)
     }
     startOwnWork(on: thread, nests: true, held)
     return .begun

@@ -124,8 +124,11 @@ final class ChainIsolation: @unchecked Sendable {
 
   // On the actor: delivers what is queued, so that work done now comes after it.
   func drainIfQueued() {
-    if queued.load(ordering: .acquiring) > 0 && !isDraining { drain() }
+    if mustDrain { drain() }
   }
+
+  // On the actor: something is queued, and this actor is not delivering it already.
+  var mustDrain: Bool { queued.load(ordering: .acquiring) > 0 && !isDraining }
 
   // Queues a change `origin` made off the actor, or other work for the actor, in `chain` (the
   // chain that owns this isolation); the first one of a batch schedules the job that delivers
