@@ -351,6 +351,27 @@ struct MainActorIsolationTests {
     chain.unbind()
   }
 
+  // The same for a tracked member: its first value's notification is the chain's own write,
+  // read back on the adding thread, which delivers. Before 0.4's fix its re-read was queued for
+  // the actor, which read the write back as a change and sent it to every sink again.
+  @Test("a tracked member added from nonisolated code is synced without a change")
+  @MainActor
+  func trackedMemberAddedElsewhereIsSyncedWithoutAChange() async {
+    let download = Download()
+    download.progress = 3
+    let arrived = Deliveries<Double>()
+    let chain = Bind.in(download, \.progress).out(key: "arrived") { arrived.record($0) }
+    let percent = Percent()
+    onAnotherThread { addTracked(percent, to: chain) }
+    #expect(percent.download.progress == 3)
+    #expect(await waitUntilIdle(chain))
+    #expect(arrived.values == [3])
+    download.progress = 4
+    #expect(arrived.values == [3, 4])
+    #expect(percent.download.progress == 4)
+    chain.unbind()
+  }
+
   @Test("a `@Bound` member added on another thread while the actor delivers: no change either")
   @MainActor
   func boundMemberAddedWhileTheActorDeliversIsSyncedWithoutAChange() {
@@ -439,6 +460,20 @@ extension Worker {
 /// Adds `download`'s progress as an `inout` member, from code that is not isolated to any actor.
 private nonisolated func addInout(_ download: Download, to chain: Chain<Double>) {
   chain.inout(download, \.progress)
+}
+
+/// A computed property over a nested `@Bound` one: a tracked member.
+private final class Percent: @unchecked Sendable {
+  @Bound var download = Download()
+  var progress: Double {
+    get { download.progress }
+    set { download.progress = newValue }
+  }
+}
+
+/// Adds `percent`'s progress as an `inout` member, from code that is not isolated to any actor.
+private nonisolated func addTracked(_ percent: Percent, to chain: Chain<Double>) {
+  chain.inout(percent, \.progress)
 }
 
 /// Adds `label` from code that is not isolated to any actor.

@@ -317,6 +317,10 @@ final class TrackedSource: @unchecked Sendable {
     case .insideDelivery:
       rereadInDelivery(true)
     case .elsewhere:
+      // This thread delivers the chain off its actor: it writes a member added from nonisolated
+      // code (`ChainCore.syncNewMember`). That write's notification is read back here, as an
+      // echo, as on the actor: queued for the actor, it came back as a change.
+      if chain.isDeliveringHere && member.isWriting { return rereadInDelivery(true) }
       chain.serialize(
         toActor: true, now: rereadInDelivery,
         later: {
