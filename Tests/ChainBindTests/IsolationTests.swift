@@ -194,6 +194,62 @@ struct MainActorIsolationTests {
     chain.unbind()
   }
 
+  // The same for the leaf of an `inout` `@Bound` path set on the actor: what was queued is
+  // delivered first without writing the member, whose change is newer. Before the fix's second
+  // part, the drained change wrote the member, and the leaf's value, sent after it, left the
+  // chain and the member apart.
+  @Test
+  @MainActor
+  func aPathsLeafSetOnTheActorComesAfterChangesQueuedForIt() async {
+    final class Inner: @unchecked Sendable {
+      @Bound var raw = 1
+    }
+    final class Gauge: @unchecked Sendable {
+      @Bound var inner = Inner()
+    }
+    final class Feed: @unchecked Sendable {
+      @Bound var x = 1
+    }
+    let feed = Feed()
+    let gauge = Gauge()
+    let chain = Bind.inout(feed, \.x).inout(gauge, \.inner.raw)
+    onAnotherThread { feed.x = 5 }  // queued for the main actor, which this test holds
+    gauge.inner.raw = 70
+    #expect(await waitUntilIdle(chain))
+    #expect(chain.currentValue == 70)
+    #expect(feed.x == 70)
+    #expect(gauge.inner.raw == 70)
+    chain.unbind()
+  }
+
+  // A tracked member added from nonisolated code while the chain's delivery was handed to its
+  // actor (a sink added during the member's first read): the sync's write is read back in the
+  // chain's order, before the sync ends, not after it on the actor, where it came back as a
+  // change.
+  @Test
+  @MainActor
+  func aTrackedMemberSyncedWhileTheActorHoldsTheDeliverySendsNoEcho() async {
+    let download = Download()
+    download.progress = 4
+    let arrived = Deliveries<Double>()
+    let chain = Bind.inout(download, \.progress).out(key: "arrived") { arrived.record($0) }
+    let late = Deliveries<Double>()
+    let percent = HookedPercent()
+    percent.duringFirstRead = {
+      // Its first call waits for the chain's delivery, which the read's end hands to the actor.
+      startThread { addSink(to: chain, recording: late) }.wait()
+    }
+    onAnotherThread { addTracked(percent, to: chain) }
+    #expect(await waitUntilIdle(chain))
+    #expect(percent.raw == 4)
+    #expect(arrived.values == [4])
+    #expect(late.values == [4])
+    download.progress = 5
+    #expect(arrived.values == [4, 5])
+    #expect(percent.raw == 5)
+    chain.unbind()
+  }
+
   @Test("a change made on the main thread is delivered at once")
   @MainActor
   func mainThreadChangeIsSynchronous() {
@@ -474,6 +530,34 @@ private final class Percent: @unchecked Sendable {
 /// Adds `percent`'s progress as an `inout` member, from code that is not isolated to any actor.
 private nonisolated func addTracked(_ percent: Percent, to chain: Chain<Double>) {
   chain.inout(percent, \.progress)
+}
+
+/// A computed property over a `@Bound` one that runs a hook inside its first read after
+/// binding's.
+private final class HookedPercent: @unchecked Sendable {
+  @Bound var raw = 100.0
+  var duringFirstRead: (@Sendable () -> Void)?
+  private let reads = Mutex(0)
+  var progress: Double {
+    get {
+      if reads.withLock({
+        $0 += 1; return $0
+      }) == 2 {
+        duringFirstRead?()
+      }
+      return raw
+    }
+    set { raw = newValue }
+  }
+}
+
+private nonisolated func addTracked(_ percent: HookedPercent, to chain: Chain<Double>) {
+  chain.inout(percent, \.progress)
+}
+
+/// Adds a sink from code that is not isolated to any actor.
+private nonisolated func addSink(to chain: Chain<Double>, recording values: Deliveries<Double>) {
+  chain.out(key: "late") { values.record($0) }
 }
 
 /// Adds `label` from code that is not isolated to any actor.

@@ -50,14 +50,17 @@ private final class Source: @unchecked Sendable {
 @Observable
 private final class Volume: @unchecked Sendable {
   var level = 0
+  var addsGain = true
 }
 
+/// `gain + level`; with `addsGain` false, `level` alone (it reads no `@Bound` property).
 private final class Mixer: @unchecked Sendable {
   @Bound var gain = 0
   let volume = Volume()
   let pause = Pause()
   var total: Int {
     let level = volume.level
+    guard volume.addsGain else { return level }
     pause.pauseIfArmed()
     return gain + level
   }
@@ -123,17 +126,26 @@ private final class Owner: @unchecked Sendable {
 
   // An `@Observable` dependency changed while a re-read (a `@Bound` dependency's) runs, after
   // the read accessed it: the re-read's watch is not armed yet, and the one before it fires.
-  // `firstWatch`: the watch the member's first read armed; else one a re-read armed.
-  @Test(arguments: [true, false])
-  func anObservableChangeDuringAReReadIsNotLost(firstWatch: Bool) {
+  // `Armed.first`: the watch the member's first read armed; `.reread`: one a re-read armed;
+  // `.branch`: one a read armed that first touched a `@Bound` property (the read before it
+  // touched none).
+  enum Armed: CaseIterable { case first, reread, branch }
+
+  @Test(arguments: Armed.allCases)
+  func anObservableChangeDuringAReReadIsNotLost(armed: Armed) {
     let mixer = Mixer()
+    mixer.volume.addsGain = armed != .branch
     let seen = LockedBox<[Int]>([])
     let chain = Bind.in(mixer, \.total).out(key: "seen") { value in
       seen.withLock { $0.append(value) }
     }
-    if !firstWatch {
+    switch armed {
+    case .first: break
+    case .reread:
       mixer.volume.level = 1
       #expect(seen.withLock { $0 } == [0, 1])
+    case .branch:
+      mixer.volume.addsGain = true
     }
     mixer.pause.arm()
     // Thread A changes the @Bound dependency: its re-read reads level and is held.

@@ -263,7 +263,8 @@ class AnyChain: @unchecked Sendable {
     // This thread delivers already: the work runs inside its delivery, now.
     case insideDelivery
     // Another thread delivers, or the delivery was handed off, or the chain's actor is
-    // elsewhere, or the chain was released: the caller serializes the work.
+    // elsewhere, or the chain was released: the caller serializes the work (or, for the
+    // chain's own write of the member, reads it back: `TrackedSource.dependencyChanged`).
     case elsewhere
   }
 
@@ -271,20 +272,23 @@ class AnyChain: @unchecked Sendable {
   // tracked member's re-read, `TrackedSource.dependencyChanged`): the common cases under one
   // lock, and the rest left to `serialize`. Its schedule point comes before the check, and
   // `serialize`'s before its own: an interleaving test can change the chain in between.
-  final func beginOwnWork() -> OwnWork {
+  // `member`: the one whose re-read the work is.
+  final func beginOwnWork(for member: Member) -> OwnWork {
     SchedulePoint.reach()
     let held = acquire()
     if !held.isDelivering, isActive, !isIsolated {
       startOwnWork(on: currentThreadID(), nests: true, held)
       return .begun
     }
-    return beginOwnWorkOtherwise(held)
+    return beginOwnWorkOtherwise(held, for: member)
   }
 
   // The same, for a chain that is delivering, isolated or released. `mayDrain`: on the chain's
-  // actor, what was queued for it is delivered first, as before a member's change made there
-  // (`ChainIsolation.admission`), once.
-  private func beginOwnWorkOtherwise(_ held: consuming Held, mayDrain: Bool = true) -> OwnWork {
+  // actor, what was queued for it is delivered first, once, as before a member's change made
+  // there (`ChainIsolation.admission`), and so without writing `member`, whose change is newer.
+  private func beginOwnWorkOtherwise(
+    _ held: consuming Held, for member: Member, mayDrain: Bool = true
+  ) -> OwnWork {
     guard isActive, !isIsolated || isolationElsewhere(held) == nil else {
       release(held)
       return .elsewhere
@@ -300,8 +304,10 @@ class AnyChain: @unchecked Sendable {
     }
     if mayDrain, isIsolated, let isolation, isolation.mustDrain {
       release(held)
+      member.pendingChanges.add(1, ordering: .relaxed)
       isolation.drainIfQueued()
-      return beginOwnWorkOtherwise(acquire(), mayDrain: false)
+      member.pendingChanges.subtract(1, ordering: .relaxed)
+      return beginOwnWorkOtherwise(acquire(), for: member, mayDrain: false)
     }
     startOwnWork(on: thread, nests: true, held)
     return .begun

@@ -46,7 +46,9 @@ final class DependencyCollector {
   func begin(for source: TrackedSource?) {
     end()
     self.source = source
-    addressesMislead.store(source?.observationsMayHaveMoved ?? false, ordering: .relaxed)
+    // Cleared only where a read brought the observations up to date (`TrackedSource.collect`):
+    // a token may die at any moment.
+    if source?.observationsMayHaveMoved == true { addressesMislead.store(true, ordering: .relaxed) }
   }
 
   // Whether the read touched exactly what the last one did, in the same order.
@@ -138,7 +140,9 @@ final class TrackedSource: @unchecked Sendable {
   // Counts the changes its watches saw coming, any read's (`ObservationTicket.willChange`).
   let observedChanges = Atomic<Int>(0)
   // A read under Observation may have read a value changed before its own watch was armed: the
-  // member reads again, after it (`ObservationTicket.observing`).
+  // member reads again, after it (`ObservationTicket.observing`). Also when a read touched
+  // `@Bound` properties with a watch that counts nothing (chosen from the read before): the read
+  // again arms one that counts.
   @exclusivity(unchecked) private var readsAgain = false
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
@@ -207,9 +211,10 @@ final class TrackedSource: @unchecked Sendable {
       value = collecting()
     } else if readsObservable {
       let ticket: ObservationTicket?
-      (value, ticket) = ObservationTicket.observing(
-        for: self, countsChanges: !collector.observed.isEmpty, collecting)
+      let counts = !collector.observed.isEmpty
+      (value, ticket) = ObservationTicket.observing(for: self, countsChanges: counts, collecting)
       readsObservable = ticket != nil
+      if !counts && ticket != nil && collector.touchedAny { readsAgain = true }
     } else {
       let accessed: Bool
       (value, accessed) = ObservationTicket.detecting(collecting)
@@ -219,12 +224,15 @@ final class TrackedSource: @unchecked Sendable {
         collector.begin(for: self)
         (value, _) = ObservationTicket.observing(for: self, countsChanges: counts, collecting)
         readsObservable = true
+        if !counts && collector.touchedAny { readsAgain = true }
       }
     }
     if !collector.touchedTheSame || wasReading
       || observationsMoved.exchange(false, ordering: .acquiring)
     {
       observe(collector.takeTokens())
+      // Only live tokens' addresses are kept now; a token that dies from here on sets it again.
+      collector.addressesMislead.store(false, ordering: .relaxed)
       if wasReading { observationsMoved.store(true, ordering: .releasing) }
     }
     collector.end()
@@ -310,19 +318,26 @@ final class TrackedSource: @unchecked Sendable {
       }
     }
     let chain = member.chain
-    switch chain.beginOwnWork() {
+    switch chain.beginOwnWork(for: member) {
     case .begun:
       rereadInDelivery(false)
       chain.endOwnWork()
     case .insideDelivery:
       rereadInDelivery(true)
     case .elsewhere:
-      // This thread delivers the chain off its actor: it writes a member added from nonisolated
-      // code (`ChainCore.syncNewMember`). That write's notification is read back here, as an
-      // echo, as on the actor: queued for the actor, it came back as a change.
-      if chain.isDeliveringHere && member.isWriting { return rereadInDelivery(true) }
+      // The chain's own write of a member added from nonisolated code (`ChainCore.syncNewMember`):
+      // its echo is read back in the chain's order, not queued for its actor, where it came back
+      // as a change. Written off the delivery, the re-read goes before the sync's end, in the
+      // chain's queue (it sends nothing, `awaitsSync`); written by this thread delivering the
+      // chain off its actor, it is read back now, as on the actor.
+      var toActor = true
+      if member.isSyncedHere && member.isWriting {
+        toActor = false
+      } else if chain.isDeliveringHere && member.isWriting {
+        return rereadInDelivery(true)
+      }
       chain.serialize(
-        toActor: true, now: rereadInDelivery,
+        toActor: toActor, now: rereadInDelivery,
         later: {
           guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else {
             return nil
@@ -714,6 +729,9 @@ final class ObservationTicket: @unchecked Sendable {
       withObservationTracking(
         read,
         onChange: { [ticket] in
+          // Called before the change is stored, like a will-set callback: counted for every
+          // member (`observing`).
+          ticket.willChange()
           Task { ticket.fired()?.dependencyChanged() }
         })
     }
