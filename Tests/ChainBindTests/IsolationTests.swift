@@ -195,12 +195,15 @@ struct MainActorIsolationTests {
   }
 
   // The same for the leaf of an `inout` `@Bound` path set on the actor: what was queued is
-  // delivered first without writing the member, whose change is newer. Before the fix's second
-  // part, the drained change wrote the member, and the leaf's value, sent after it, left the
-  // chain and the member apart.
-  @Test
+  // delivered first without writing the member, whose change is newer, and then the member's
+  // value, even when the set left it as it was (`.same`), or what was queued set it again
+  // (`.setAgain`: a sink that sets it on the queued value). Before these fixes the drained change
+  // wrote the member, and the leaf's value, sent after it, left the chain and the member apart.
+  enum LeafSet: CaseIterable { case newer, same, setAgain }
+
+  @Test(arguments: LeafSet.allCases)
   @MainActor
-  func aPathsLeafSetOnTheActorComesAfterChangesQueuedForIt() async {
+  func aPathsLeafSetOnTheActorComesAfterChangesQueuedForIt(_ set: LeafSet) async {
     final class Inner: @unchecked Sendable {
       @Bound var raw = 1
     }
@@ -213,12 +216,16 @@ struct MainActorIsolationTests {
     let feed = Feed()
     let gauge = Gauge()
     let chain = Bind.inout(feed, \.x).inout(gauge, \.inner.raw)
+    if set == .setAgain {
+      chain.out(key: "again") { value in if value == 5 { gauge.inner.raw = 99 } }
+    }
     onAnotherThread { feed.x = 5 }  // queued for the main actor, which this test holds
-    gauge.inner.raw = 70
+    gauge.inner.raw = set == .same ? 1 : 70
+    let expected = [LeafSet.newer: 70, .same: 1, .setAgain: 99][set]
     #expect(await waitUntilIdle(chain))
-    #expect(chain.currentValue == 70)
-    #expect(feed.x == 70)
-    #expect(gauge.inner.raw == 70)
+    #expect(chain.currentValue == expected)
+    #expect(feed.x == expected)
+    #expect(gauge.inner.raw == expected)
     chain.unbind()
   }
 

@@ -260,6 +260,8 @@ class AnyChain: @unchecked Sendable {
   enum OwnWork {
     // No thread delivered: this thread now does, the work begun; `endOwnWork` ends both.
     case begun
+    // The same, on the chain's actor, after what was queued for the actor was delivered.
+    case begunAfterDrain
     // This thread delivers already: the work runs inside its delivery, now.
     case insideDelivery
     // Another thread delivers, or the delivery was handed off, or the chain's actor is
@@ -307,7 +309,8 @@ class AnyChain: @unchecked Sendable {
       member.pendingChanges.add(1, ordering: .relaxed)
       isolation.drainIfQueued()
       member.pendingChanges.subtract(1, ordering: .relaxed)
-      return beginOwnWorkOtherwise(acquire(), for: member, mayDrain: false)
+      let work = beginOwnWorkOtherwise(acquire(), for: member, mayDrain: false)
+      return work == .begun ? .begunAfterDrain : work
     }
     startOwnWork(on: thread, nests: true, held)
     return .begun

@@ -144,6 +144,8 @@ final class TrackedSource: @unchecked Sendable {
   // `@Bound` properties with a watch that counts nothing (chosen from the read before): the read
   // again arms one that counts.
   @exclusivity(unchecked) private var readsAgain = false
+  // The next read sends what it reads even when it is the last value (`dependencyChanged`).
+  @exclusivity(unchecked) private(set) var sendsAnyway = false
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
   // Set by the delivering thread while it reads the path back after writing it (an echo).
@@ -209,6 +211,9 @@ final class TrackedSource: @unchecked Sendable {
     if isWatched {
       isWatched = false
       value = collecting()
+      // The probe's watch counts nothing: a read that touches `@Bound` properties reads again, to
+      // arm one that counts (`ObservationTicket.observing`).
+      if collector.touchedAny { readsAgain = true }
     } else if readsObservable {
       let ticket: ObservationTicket?
       let counts = !collector.observed.isEmpty
@@ -227,9 +232,9 @@ final class TrackedSource: @unchecked Sendable {
         if !counts && collector.touchedAny { readsAgain = true }
       }
     }
-    if !collector.touchedTheSame || wasReading
-      || observationsMoved.exchange(false, ordering: .acquiring)
-    {
+    // Taken first: a read that touched other tokens would otherwise leave it set for the next.
+    let moved = observationsMoved.exchange(false, ordering: .acquiring)
+    if !collector.touchedTheSame || wasReading || moved {
       observe(collector.takeTokens())
       // Only live tokens' addresses are kept now; a token that dies from here on sets it again.
       collector.addressesMislead.store(false, ordering: .relaxed)
@@ -321,6 +326,14 @@ final class TrackedSource: @unchecked Sendable {
     switch chain.beginOwnWork(for: member) {
     case .begun:
       rereadInDelivery(false)
+      chain.endOwnWork()
+    case .begunAfterDrain:
+      // What was queued for the chain's actor was delivered first, without writing the member
+      // (`beginOwnWorkOtherwise`): what it holds now is sent, as a member's own change is after
+      // such a drain, even when it is the last value read.
+      sendsAnyway = true
+      read(member, sending: true)
+      sendsAnyway = false
       chain.endOwnWork()
     case .insideDelivery:
       rereadInDelivery(true)
@@ -527,15 +540,15 @@ extension ChainCore {
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
     let firstRead = firstRead as? Target ?? read(object)
     let last = LastRead(firstRead, comparing: isEqual)
-    // Reads, compares with the last value, keeps the value, and sends it when it differs and
-    // `sending`. The old value's deinit and `==` are user code: no lock is held here.
+    // Reads, compares with the last value, keeps the value, and sends it when it differs (or the
+    // source `sendsAnyway`) and `sending`. The old value's deinit and `==` are user code: no lock is held here.
     let reread = {
       (
         source: TrackedSource, member: Member, sending: Bool, collecting: Bool,
         leafValue: UnsafeRawPointer?
       ) -> Bool in
       if let leafValue {
-        if last.replace(with: leafValue) && sending, let send = member.send {
+        if last.replace(with: leafValue) || source.sendsAnyway, sending, let send = member.send {
           send(nil, leafValue, member)
         }
         return true
@@ -544,7 +557,9 @@ extension ChainCore {
       let object = unsafeDowncast(found, to: Object.self)
       let value = collecting ? source.collect { read(object) } : read(object)
       withUnsafePointer(to: value) { value in
-        if last.replace(with: value) && sending, let send = member.send { send(nil, value, member) }
+        if last.replace(with: value) || source.sendsAnyway, sending, let send = member.send {
+          send(nil, value, member)
+        }
       }
       return true
     }
