@@ -315,52 +315,67 @@ final class TrackedSource: @unchecked Sendable {
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
     // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
     // Re-reads waiting for this member merge into one.
-    func rereadInDelivery(_ isDeliveringHere: Bool) {
-      if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
-        read(member, sending: true, collecting: false, leafValue: value)
-      } else {
-        reread(member, isDeliveringHere)
-      }
-    }
     let chain = member.chain
     switch chain.beginOwnWork(for: member) {
     case .begun:
-      rereadInDelivery(false)
+      rereadInDelivery(member, token, value, isDeliveringHere: false)
       chain.endOwnWork()
-    case .begunAfterDrain:
+    case .insideDelivery:
+      rereadInDelivery(member, token, value, isDeliveringHere: true)
+    case let work:
+      rereadOtherwise(work, member, token, value)
+    }
+  }
+
+  // `token` set to the value at `value`, when known (`dependencyChanged`).
+  private func rereadInDelivery(
+    _ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?, isDeliveringHere: Bool
+  ) {
+    if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
+      read(member, sending: true, collecting: false, leafValue: value)
+    } else {
+      reread(member, isDeliveringHere)
+    }
+  }
+
+  // The re-read's cases that are not the common ones (`dependencyChanged`).
+  @inline(never)
+  private func rereadOtherwise(
+    _ work: AnyChain.OwnWork, _ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?
+  ) {
+    let chain = member.chain
+    if work == .begunAfterDrain {
       // What was queued for the chain's actor was delivered first, without writing the member
       // (`beginOwnWorkOtherwise`): what it holds now is sent, as a member's own change is after
       // such a drain, even when it is the last value read.
       sendsAnyway = true
       read(member, sending: true)
       sendsAnyway = false
-      chain.endOwnWork()
-    case .insideDelivery:
-      rereadInDelivery(true)
-    case .elsewhere:
-      // The chain's own write of a member added from nonisolated code (`ChainCore.syncNewMember`):
-      // its echo is read back in the chain's order, not queued for its actor, where it came back
-      // as a change. Written off the delivery, the re-read goes before the sync's end, in the
-      // chain's queue (it sends nothing, `awaitsSync`); written by this thread delivering the
-      // chain off its actor, it is read back now, as on the actor.
-      var toActor = true
-      if member.isSyncedHere && member.isWriting {
-        toActor = false
-      } else if chain.isDeliveringHere && member.isWriting {
-        return rereadInDelivery(true)
-      }
-      chain.serialize(
-        toActor: toActor, now: rereadInDelivery,
-        later: {
-          guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else {
-            return nil
-          }
-          return {
-            self.isRereadQueued.store(false, ordering: .releasing)
-            self.reread(member, false)
-          }
-        })
+      return chain.endOwnWork()
     }
+    // The chain's own write of a member added from nonisolated code (`ChainCore.syncNewMember`):
+    // its echo is read back in the chain's order, not queued for its actor, where it came back
+    // as a change. Written off the delivery, the re-read goes before the sync's end, in the
+    // chain's queue (it sends nothing, `awaitsSync`); written by this thread delivering the
+    // chain off its actor, it is read back now, as on the actor.
+    var toActor = true
+    if member.isSyncedHere && member.isWriting {
+      toActor = false
+    } else if chain.isDeliveringHere && member.isWriting {
+      return rereadInDelivery(member, token, value, isDeliveringHere: true)
+    }
+    chain.serialize(
+      toActor: toActor,
+      now: { rereadInDelivery(member, token, value, isDeliveringHere: $0) },
+      later: {
+        guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else {
+          return nil
+        }
+        return {
+          self.isRereadQueued.store(false, ordering: .releasing)
+          self.reread(member, false)
+        }
+      })
   }
 
   // Whether `token`, just set, is the last property of the member's path, which is @Bound
@@ -540,15 +555,15 @@ extension ChainCore {
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
     let firstRead = firstRead as? Target ?? read(object)
     let last = LastRead(firstRead, comparing: isEqual)
-    // Reads, compares with the last value, keeps the value, and sends it when it differs (or the
-    // source `sendsAnyway`) and `sending`. The old value's deinit and `==` are user code: no lock is held here.
+    // Reads, compares with the last value, keeps the value, and sends it when it differs (or, read
+    // anew, the source `sendsAnyway`) and `sending`. The old value's deinit and `==` are user code: no lock is held here.
     let reread = {
       (
         source: TrackedSource, member: Member, sending: Bool, collecting: Bool,
         leafValue: UnsafeRawPointer?
       ) -> Bool in
       if let leafValue {
-        if last.replace(with: leafValue) || source.sendsAnyway, sending, let send = member.send {
+        if last.replace(with: leafValue) && sending, let send = member.send {
           send(nil, leafValue, member)
         }
         return true
