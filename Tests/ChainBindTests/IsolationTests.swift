@@ -216,13 +216,17 @@ struct MainActorIsolationTests {
     let feed = Feed()
     let gauge = Gauge()
     let chain = Bind.inout(feed, \.x).inout(gauge, \.inner.raw)
-    if set == .setAgain {
-      chain.out(key: "again") { value in if value == 5 { gauge.inner.raw = 99 } }
+    let log = Mutex<[Int]>([])
+    chain.out(key: "log") { value in
+      log.withLock { $0.append(value) }
+      if set == .setAgain && value == 5 { gauge.inner.raw = 99 }
     }
+    log.withLock { $0 = [] }
     onAnotherThread { feed.x = 5 }  // queued for the main actor, which this test holds
     gauge.inner.raw = set == .same ? 1 : 70
     let expected = [LeafSet.newer: 70, .same: 1, .setAgain: 99][set]
     #expect(await waitUntilIdle(chain))
+    #expect(log.withLock { $0 } == [5, expected])  // each once
     #expect(chain.currentValue == expected)
     #expect(feed.x == expected)
     #expect(gauge.inner.raw == expected)

@@ -289,7 +289,7 @@ class AnyChain: @unchecked Sendable {
   // actor, what was queued for it is delivered first, once, as before a member's change made
   // there (`ChainIsolation.admission`), and so without writing `member`, whose change is newer.
   private func beginOwnWorkOtherwise(
-    _ held: consuming Held, for member: Member, mayDrain: Bool = true
+    _ held: consuming Held, for member: Member, mayDrain: Bool = true, afterDrain: Bool = false
   ) -> OwnWork {
     guard isActive, !isIsolated || isolationElsewhere(held) == nil else {
       release(held)
@@ -309,11 +309,12 @@ class AnyChain: @unchecked Sendable {
       member.pendingChanges.add(1, ordering: .relaxed)
       isolation.drainIfQueued()
       member.pendingChanges.subtract(1, ordering: .relaxed)
-      let work = beginOwnWorkOtherwise(acquire(), for: member, mayDrain: false)
-      return work == .begun ? .begunAfterDrain : work
+      return beginOwnWorkOtherwise(acquire(), for: member, mayDrain: false, afterDrain: true)
     }
-    startOwnWork(on: thread, nests: true, held)
-    return .begun
+    // After a drain the work's change is queued, not nested: the queue tells it from the chain's
+    // value (`TrackedSource.rereadOtherwise`).
+    startOwnWork(on: thread, nests: !afterDrain, held)
+    return afterDrain ? .begunAfterDrain : .begun
   }
 
   // No thread delivers: this thread begins its own work, and delivers what the work changes,

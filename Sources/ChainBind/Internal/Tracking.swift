@@ -144,8 +144,8 @@ final class TrackedSource: @unchecked Sendable {
   // `@Bound` properties with a watch that counts nothing (chosen from the read before): the read
   // again arms one that counts.
   @exclusivity(unchecked) private var readsAgain = false
-  // The next read sends what it reads even when it is the last value (`dependencyChanged`).
-  @exclusivity(unchecked) private(set) var sendsAnyway = false
+  // The next read sends what it reads even when it is the last value (`rereadOtherwise`).
+  @exclusivity(unchecked) private var sendsAnyway = false
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
   // Set by the delivering thread while it reads the path back after writing it (an echo).
@@ -346,10 +346,14 @@ final class TrackedSource: @unchecked Sendable {
     let chain = member.chain
     if work == .begunAfterDrain {
       // What was queued for the chain's actor was delivered first, without writing the member
-      // (`beginOwnWorkOtherwise`): what it holds now is sent, as a member's own change is after
-      // such a drain, even when it is the last value read.
+      // (`beginOwnWorkOtherwise`): what it holds now is sent when it is not the chain's value
+      // (as an echo is, `ChainCore.enqueue`), even when it is the last value read. So the chain
+      // takes the member's newer value, and a value the member sent during the drain is not
+      // sent twice.
       sendsAnyway = true
+      isEchoRead = true
       read(member, sending: true)
+      isEchoRead = false
       sendsAnyway = false
       return chain.endOwnWork()
     }
@@ -432,6 +436,12 @@ final class TrackedSource: @unchecked Sendable {
       self.isRereadQueued.store(false, ordering: .releasing)
       self.reread(member, false)
     }
+  }
+
+  // Whether this read sends what it reads anyway; the reads nested in it compare.
+  func takeSendsAnyway() -> Bool {
+    defer { sendsAnyway = false }
+    return sendsAnyway
   }
 
   // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
@@ -556,7 +566,8 @@ extension ChainCore {
     let firstRead = firstRead as? Target ?? read(object)
     let last = LastRead(firstRead, comparing: isEqual)
     // Reads, compares with the last value, keeps the value, and sends it when it differs (or, read
-    // anew, the source `sendsAnyway`) and `sending`. The old value's deinit and `==` are user code: no lock is held here.
+    // anew, the source `sendsAnyway`) and `sending`. The old value's deinit and `==` are user
+    // code: no lock is held here.
     let reread = {
       (
         source: TrackedSource, member: Member, sending: Bool, collecting: Bool,
@@ -570,9 +581,11 @@ extension ChainCore {
       }
       guard let found = member.object else { return false }
       let object = unsafeDowncast(found, to: Object.self)
+      // Taken before the read: a read nested in it (its getter sets what it reads) compares.
+      let anyway = source.takeSendsAnyway()
       let value = collecting ? source.collect { read(object) } : read(object)
       withUnsafePointer(to: value) { value in
-        if last.replace(with: value) || source.sendsAnyway, sending, let send = member.send {
+        if last.replace(with: value) || anyway, sending, let send = member.send {
           send(nil, value, member)
         }
       }
