@@ -208,30 +208,34 @@ final class TrackedSource: @unchecked Sendable {
     // Runs `read` with this thread's getters reporting to `collector`.
     func collecting() -> Value { BoundProbe.collect(into: collector, read) }
     var value: Value
+    // Whether the watch this read leaves armed counts the changes it sees coming (true when it
+    // leaves none).
+    var watchCounts = true
     if isWatched {
       isWatched = false
       value = collecting()
-      // The probe's watch counts nothing: a read that touches `@Bound` properties reads again, to
-      // arm one that counts (`ObservationTicket.observing`).
-      if collector.touchedAny { readsAgain = true }
+      watchCounts = false  // the probe's
     } else if readsObservable {
       let ticket: ObservationTicket?
       let counts = !collector.observed.isEmpty
       (value, ticket) = ObservationTicket.observing(for: self, countsChanges: counts, collecting)
       readsObservable = ticket != nil
-      if !counts && ticket != nil && collector.touchedAny { readsAgain = true }
+      watchCounts = counts || ticket == nil
     } else {
       let accessed: Bool
       (value, accessed) = ObservationTicket.detecting(collecting)
       if accessed {
         // Read again, watched this time: the first read's watch only fires once, at no cost.
-        let counts = collector.touchedAny
+        watchCounts = collector.touchedAny
         collector.begin(for: self)
-        (value, _) = ObservationTicket.observing(for: self, countsChanges: counts, collecting)
+        (value, _) = ObservationTicket.observing(
+          for: self, countsChanges: watchCounts, collecting)
         readsObservable = true
-        if !counts && collector.touchedAny { readsAgain = true }
       }
     }
+    // Chosen from the read before: a read that touched `@Bound` properties with a watch that
+    // counts nothing reads again, to arm one that counts (`ObservationTicket.observing`).
+    if !watchCounts && collector.touchedAny { readsAgain = true }
     // Taken first: a read that touched other tokens would otherwise leave it set for the next.
     let moved = observationsMoved.exchange(false, ordering: .acquiring)
     if !collector.touchedTheSame || wasReading || moved {
@@ -371,15 +375,16 @@ final class TrackedSource: @unchecked Sendable {
     chain.serialize(
       toActor: toActor,
       now: { rereadInDelivery(member, token, value, isDeliveringHere: $0) },
-      later: {
-        guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else {
-          return nil
-        }
-        return {
-          self.isRereadQueued.store(false, ordering: .releasing)
-          self.reread(member, false)
-        }
-      })
+      later: { queuedReread(member) })
+  }
+
+  // The re-read to queue for `member`; nil when one waits already (it reads the latest).
+  private func queuedReread(_ member: Member) -> (() -> Void)? {
+    guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+    return {
+      self.isRereadQueued.store(false, ordering: .releasing)
+      self.reread(member, false)
+    }
   }
 
   // Whether `token`, just set, is the last property of the member's path, which is @Bound
@@ -431,11 +436,7 @@ final class TrackedSource: @unchecked Sendable {
   @inline(never)
   private func readAgainLater(_ member: Member) {
     readsAgain = false
-    guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    member.chain.queueWork {
-      self.isRereadQueued.store(false, ordering: .releasing)
-      self.reread(member, false)
-    }
+    if let work = queuedReread(member) { member.chain.queueWork(work) }
   }
 
   // Whether this read sends what it reads anyway; the reads nested in it compare.
