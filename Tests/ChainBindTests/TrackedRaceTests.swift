@@ -4,16 +4,19 @@ import Foundation
 import Observation
 import Testing
 
-/// Holds the first thread that calls `pauseIfArmed()` until the test resumes it.
+/// Holds the thread that calls `pauseIfArmed()` first (after `skipping` others) until the test
+/// resumes it.
 private final class Pause: @unchecked Sendable {
-  private let armed = LockedBox(false)
+  // The calls to let pass before the one held; nil when not armed.
+  private let passing = LockedBox<Int?>(nil)
   let reached = DispatchSemaphore(value: 0)
   let resume = DispatchSemaphore(value: 0)
-  func arm() { armed.withLock { $0 = true } }
+  func arm(skipping: Int = 0) { passing.withLock { $0 = skipping } }
   func pauseIfArmed() {
-    let go = armed.withLock { armed in
-      defer { armed = false }
-      return armed
+    let go = passing.withLock { passing in
+      guard let count = passing else { return false }
+      passing = count == 0 ? nil : count - 1
+      return count == 0
     }
     if go {
       reached.signal()
@@ -146,6 +149,9 @@ private final class Owner: @unchecked Sendable {
       #expect(seen.withLock { $0 } == [0, 1])
     case .branch:
       mixer.volume.addsGain = true
+      // The read touched `gain` with a watch that counts nothing: the one that reads again to
+      // arm one that counts (queued, in a relay) has run.
+      #expect(waitUntilIdle(chain))
     }
     mixer.pause.arm()
     // Thread A changes the @Bound dependency: its re-read reads level and is held.
@@ -158,6 +164,31 @@ private final class Owner: @unchecked Sendable {
     #expect(waitUntilIdle(chain))
     #expect(mixer.total == 15)
     #expect(seen.withLock { $0.last } == 15)
+    mixer.volume.level = 6  // followed afterwards
+    #expect(seen.withLock { $0.last } == 16)
+    chain.unbind()
+  }
+
+  // The re-read queued by a read that first touched a `@Bound` property, whose watch counts
+  // nothing, held after it read the `@Observable` dependency, which then changes: that watch,
+  // an older read's, fires, and its change is read again.
+  @Test func anObservableChangeDuringTheReReadAfterABranchIsNotLost() {
+    let mixer = Mixer()
+    mixer.volume.addsGain = false
+    mixer.gain = 10  // not read yet
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(mixer, \.total).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    mixer.pause.arm(skipping: 1)
+    // Thread A takes the branch: its read reads `gain` and queues the re-read, which is held.
+    let branching = startThread { mixer.volume.addsGain = true }
+    #expect(mixer.pause.reached.wait(timeout: .now() + 30) == .success)
+    mixer.volume.level = 5
+    mixer.pause.resume.signal()
+    #expect(branching.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, 10, 15])
     mixer.volume.level = 6  // followed afterwards
     #expect(seen.withLock { $0.last } == 16)
     chain.unbind()

@@ -672,22 +672,28 @@ final class ObservationTicket: @unchecked Sendable {
   // Observation holds the watch, and so this ticket. Set by the arming thread while it holds
   // the ticket; read by the deinit only.
   @exclusivity(unchecked) private var isArmed = false
+  // The changes it sees coming are counted (`observing`).
+  private let countsChanges: Bool
 
-  init(source: TrackedSource?) {
+  init(source: TrackedSource?, countsChanges: Bool) {
     let generation = source?.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue ?? 0
     owner = SpinLocked(Owner(source: source, generation: generation))
+    self.countsChanges = countsChanges
   }
 
   // The watch fired: the source to tell, when this ticket belongs to its latest read. A watch
-  // an older read armed (a `@Bound` dependency's change re-read meanwhile) only cancels itself:
-  // a change it saw while the latest read ran is that read's (`TrackedSource.collect`).
+  // an older read armed (a `@Bound` dependency's change re-read meanwhile) that counts only
+  // cancels itself: a change it saw while the latest read ran is that read's
+  // (`TrackedSource.collect`). One that counts nothing tells the source: the latest read may
+  // have read before the change, and its own watch may be armed after it.
   private func fired() -> TrackedSource? {
     owner.withLock { owner in
       guard let source = owner.source else {
         owner.firedUnowned = true
         return nil
       }
-      return source.readGeneration.load(ordering: .relaxed) == owner.generation ? source : nil
+      let isLatest = source.readGeneration.load(ordering: .relaxed) == owner.generation
+      return isLatest || !countsChanges ? source : nil
     }
   }
 
@@ -719,7 +725,7 @@ final class ObservationTicket: @unchecked Sendable {
   static func observing<Value>(
     for source: TrackedSource?, countsChanges: Bool = false, _ read: () -> Value
   ) -> (Value, ObservationTicket?) {
-    var ticket = ObservationTicket(source: source)
+    var ticket = ObservationTicket(source: source, countsChanges: countsChanges)
     let count =
       countsChanges ? source?.observedChanges.load(ordering: .sequentiallyConsistent) : nil
     let value = arm(ticket, countsChanges: countsChanges, read)
