@@ -69,6 +69,18 @@ private final class Mixer: @unchecked Sendable {
   }
 }
 
+/// `level`, read by a getter that reads no `@Bound` property.
+@Observable
+private final class Meter: @unchecked Sendable {
+  var level = 0
+  @ObservationIgnored let pause = Pause()
+  var shown: Int {
+    let level = level
+    pause.pauseIfArmed()
+    return level
+  }
+}
+
 private final class Cell: @unchecked Sendable {
   @Bound var p = 0
   // Bigger than a token: not in the token's malloc size class.
@@ -191,6 +203,38 @@ private final class Owner: @unchecked Sendable {
     #expect(seen.withLock { $0 } == [0, 10, 15])
     mixer.volume.level = 6  // followed afterwards
     #expect(seen.withLock { $0.last } == 16)
+    chain.unbind()
+  }
+
+  // An `@Observable` dependency changed again while the re-read its watch started runs, after
+  // the read accessed it, before the read arms its own watch: the watch that fired stays armed
+  // until then, and fires again. `mixed`: a member that reads a `@Bound` property too, whose
+  // watches count the changes they see coming.
+  @Test(arguments: [false, true])
+  func anObservableChangeDuringTheReReadItsWatchStartedIsNotLost(mixed: Bool) {
+    let meter = Meter()
+    let mixer = Mixer()
+    let seen = LockedBox<[Int]>([])
+    let collect = { @Sendable (value: Int) in seen.withLock { $0.append(value) } }
+    let chain =
+      mixed
+      ? Bind.in(mixer, \.total).out(key: "seen", collect)
+      : Bind.in(meter, \.shown).out(key: "seen", collect)
+    let set = { @Sendable (level: Int) in
+      if mixed { mixer.volume.level = level } else { meter.level = level }
+    }
+    let pause = mixed ? mixer.pause : meter.pause
+    pause.arm()
+    // Thread A's change fires the watch; the re-read it starts reads `level` and is held.
+    let changing = startThread { set(1) }
+    #expect(pause.reached.wait(timeout: .now() + 30) == .success)
+    set(2)
+    pause.resume.signal()
+    #expect(changing.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, 1, 2])
+    set(3)  // followed afterwards, once
+    #expect(seen.withLock { $0 } == [0, 1, 2, 3])
     chain.unbind()
   }
 

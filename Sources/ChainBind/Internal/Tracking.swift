@@ -132,6 +132,11 @@ final class TrackedSource: @unchecked Sendable {
     // Cleared when the membership ends (a notification under way may outlive it). Not weak: a
     // weak reference gives the member a side table, which slows every retain of it.
     var member: Member?
+    #if os(Linux)
+      // The latest read's watch, which fired: kept armed until the read after it has armed its
+      // own, so that a change made meanwhile fires it again (`ObservationTicket.fired`).
+      var firedWatch: FiredWatch?
+    #endif
   }
 
   private let state: SpinLocked<State>
@@ -221,6 +226,9 @@ final class TrackedSource: @unchecked Sendable {
       (value, ticket) = ObservationTicket.observing(for: self, countsChanges: counts, collecting)
       readsObservable = ticket != nil
       watchCounts = counts || ticket == nil
+      #if os(Linux)
+        cancelFiredWatch(unless: ticket)
+      #endif
     } else {
       let accessed: Bool
       (value, accessed) = ObservationTicket.detecting(collecting)
@@ -253,6 +261,34 @@ final class TrackedSource: @unchecked Sendable {
   func readUnderObservation(ended count: Int) {
     if observedChanges.load(ordering: .sequentiallyConsistent) != count { readsAgain = true }
   }
+
+  #if os(Linux)
+    // The latest read's watch fired: kept armed until the next read has armed its own
+    // (`cancelFiredWatch`), so that a change made during that read fires it again. False when
+    // the membership ended: the caller cancels it. No lock is held while a watch is cancelled:
+    // its ticket's deinit may take this source's.
+    func keep(_ watch: FiredWatch) -> Bool {
+      var replaced: FiredWatch?
+      let kept = state.withLock { state in
+        guard state.member != nil else { return false }
+        if state.firedWatch?.ticket !== watch.ticket { replaced = state.firedWatch }
+        state.firedWatch = watch
+        return true
+      }
+      replaced?.tracking.cancel()
+      return kept
+    }
+
+    // A read armed `ticket` (nil: none): the watch that fired before it is no longer needed.
+    private func cancelFiredWatch(unless ticket: ObservationTicket?) {
+      let fired = state.withLock { state -> FiredWatch? in
+        guard let fired = state.firedWatch, fired.ticket !== ticket else { return nil }
+        state.firedWatch = nil
+        return fired
+      }
+      fired?.tracking.cancel()
+    }
+  #endif
 
   // Observes `tokens` (alive: the caller holds them) and stops observing the rest. Lock order:
   // this source's lock, then a token's. A token in `dependencies` may be in its deinit, waiting
@@ -682,18 +718,18 @@ final class ObservationTicket: @unchecked Sendable {
   }
 
   // The watch fired: the source to tell, when this ticket belongs to its latest read. A watch
-  // an older read armed (a `@Bound` dependency's change re-read meanwhile) that counts only
-  // cancels itself: a change it saw while the latest read ran is that read's
-  // (`TrackedSource.collect`). One that counts nothing tells the source: the latest read may
-  // have read before the change, and its own watch may be armed after it.
-  private func fired() -> TrackedSource? {
+  // of an older read (the member read again since it was armed) that counts only cancels
+  // itself: a change it saw while the latest read ran is that read's (`TrackedSource.collect`).
+  // One that counts nothing tells the source: the latest read may have read before the change,
+  // and its own watch may be armed after it. `isLatest`: whether it is the latest read's.
+  private func fired() -> (TrackedSource?, isLatest: Bool) {
     owner.withLock { owner in
       guard let source = owner.source else {
         owner.firedUnowned = true
-        return nil
+        return (nil, false)
       }
       let isLatest = source.readGeneration.load(ordering: .relaxed) == owner.generation
-      return isLatest || !countsChanges ? source : nil
+      return (isLatest || !countsChanges ? source : nil, isLatest)
     }
   }
 
@@ -764,9 +800,13 @@ final class ObservationTicket: @unchecked Sendable {
       _ ticket: ObservationTicket, countsChanges: Bool, _ read: () -> Value
     ) -> Value {
       let didSet = { @Sendable [ticket] (tracking: ObservationTracking) in
-        // Cancelled first: the next read arms a tracking of its own (`fired`).
-        tracking.cancel()
-        ticket.fired()?.dependencyChanged()
+        // The latest read's watch stays armed until the next read has armed its own
+        // (`TrackedSource.keep`); any other is cancelled first (`fired`).
+        let (source, isLatest) = ticket.fired()
+        if !isLatest || source?.keep(FiredWatch(ticket: ticket, tracking: tracking)) != true {
+          tracking.cancel()
+        }
+        source?.dependencyChanged()
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
       return withObservationTracking(
@@ -782,8 +822,23 @@ final class ObservationTicket: @unchecked Sendable {
           // Called before the change is stored, like a will-set callback: counted for every
           // member (`observing`).
           ticket.willChange()
-          Task { ticket.fired()?.dependencyChanged() }
+          Task { ticket.fired().0?.dependencyChanged() }
         })
     }
   #endif
 }
+
+#if os(Linux)
+  // A watch that fired and is kept armed (`TrackedSource.keep`), with the ticket that tells it.
+  // A class: `ObservationTracking`'s layout is not known here (another module's, resilient), and
+  // copying it inside the source's lock costs more than this allocation.
+  final class FiredWatch: Sendable {
+    let ticket: ObservationTicket
+    let tracking: ObservationTracking
+
+    init(ticket: ObservationTicket, tracking: ObservationTracking) {
+      self.ticket = ticket
+      self.tracking = tracking
+    }
+  }
+#endif
