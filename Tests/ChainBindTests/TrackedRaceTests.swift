@@ -61,7 +61,9 @@ private final class Mixer: @unchecked Sendable {
   @Bound var gain = 0
   let volume = Volume()
   let pause = Pause()
+  let reads = LockedBox(0)
   var total: Int {
+    reads.withLock { $0 += 1 }
     let level = volume.level
     guard volume.addsGain else { return level }
     pause.pauseIfArmed()
@@ -74,8 +76,29 @@ private final class Mixer: @unchecked Sendable {
 private final class Meter: @unchecked Sendable {
   var level = 0
   @ObservationIgnored let pause = Pause()
+  @ObservationIgnored let reads = LockedBox(0)
   var shown: Int {
+    reads.withLock { $0 += 1 }
     let level = level
+    pause.pauseIfArmed()
+    return level
+  }
+}
+
+@Observable
+private final class Choice: @unchecked Sendable {
+  var useBound = true
+  var level = 0
+}
+
+/// `x` while `settings.useBound`, else `settings.level`.
+private final class Selector: @unchecked Sendable {
+  @Bound var x = 0
+  let settings = Choice()
+  let pause = Pause()
+  var value: Int {
+    guard !settings.useBound else { return x }
+    let level = settings.level
     pause.pauseIfArmed()
     return level
   }
@@ -235,6 +258,36 @@ private final class Owner: @unchecked Sendable {
     #expect(seen.withLock { $0 } == [0, 1, 2])
     set(3)  // followed afterwards, once
     #expect(seen.withLock { $0 } == [0, 1, 2, 3])
+    // The watches the race left armed do not multiply the reads.
+    let reads = mixed ? mixer.reads : meter.reads
+    let before = reads.withLock { $0 }
+    set(4)
+    #expect(reads.withLock { $0 } - before == 1)
+    #expect(seen.withLock { $0.last } == 4)
+    chain.unbind()
+  }
+
+  // The same, when the watch that fired counts the changes it sees coming (its read followed one
+  // that touched a `@Bound` property) and the re-read it starts counts none (the read before it
+  // touched none): the watch's next firing re-reads, though it counts.
+  @Test func aChangeDuringAReReadThatCountsNoneIsNotLost() {
+    let selector = Selector()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(selector, \.value).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    selector.settings.useBound = false  // this read's watch counts; it touches no `@Bound`
+    #expect(waitUntilIdle(chain))
+    selector.pause.arm()
+    let changing = startThread { selector.settings.level = 1 }
+    #expect(selector.pause.reached.wait(timeout: .now() + 30) == .success)
+    selector.settings.level = 2
+    selector.pause.resume.signal()
+    #expect(changing.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, 1, 2])
+    selector.settings.level = 3
+    #expect(seen.withLock { $0.last } == 3)
     chain.unbind()
   }
 

@@ -226,6 +226,7 @@ final class TrackedSource: @unchecked Sendable {
       (value, ticket) = ObservationTicket.observing(for: self, countsChanges: counts, collecting)
       readsObservable = ticket != nil
       watchCounts = counts || ticket == nil
+      if !watchCounts && collector.touchedAny { ticket?.coversNextRead() }
       #if os(Linux)
         cancelFiredWatch(unless: ticket)
       #endif
@@ -265,12 +266,15 @@ final class TrackedSource: @unchecked Sendable {
   #if os(Linux)
     // The latest read's watch fired: kept armed until the next read has armed its own
     // (`cancelFiredWatch`), so that a change made during that read fires it again. False when
-    // the membership ended: the caller cancels it. No lock is held while a watch is cancelled:
-    // its ticket's deinit may take this source's.
+    // the membership ended or a read began: the caller cancels it. No lock is held while a
+    // watch is cancelled: its ticket's deinit may take this source's.
     func keep(_ watch: FiredWatch) -> Bool {
       var replaced: FiredWatch?
       let kept = state.withLock { state in
-        guard state.member != nil else { return false }
+        // Refused when a read began since it fired: that read may have cancelled the one kept.
+        guard state.member != nil,
+          readGeneration.load(ordering: .relaxed) == watch.generation
+        else { return false }
         if state.firedWatch?.ticket !== watch.ticket { replaced = state.firedWatch }
         state.firedWatch = watch
         return true
@@ -702,40 +706,59 @@ final class ObservationTicket: @unchecked Sendable {
     var generation = 0
     // It fired while no source had adopted it.
     var firedUnowned = false
+    // Once its read is no longer the latest, its next firing still re-reads (`fired`).
+    var rereadsWhenOlder = false
   }
 
   private let owner: SpinLocked<Owner>
   // Observation holds the watch, and so this ticket. Set by the arming thread while it holds
   // the ticket; read by the deinit only.
   @exclusivity(unchecked) private var isArmed = false
-  // The changes it sees coming are counted (`observing`).
-  private let countsChanges: Bool
 
-  init(source: TrackedSource?, countsChanges: Bool) {
+  init(source: TrackedSource?) {
     let generation = source?.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue ?? 0
     owner = SpinLocked(Owner(source: source, generation: generation))
-    self.countsChanges = countsChanges
   }
 
-  // The watch fired: the source to tell, when this ticket belongs to its latest read. A watch
-  // of an older read (the member read again since it was armed) that counts only cancels
-  // itself: a change it saw while the latest read ran is that read's (`TrackedSource.collect`).
-  // One that counts nothing tells the source: the latest read may have read before the change,
-  // and its own watch may be armed after it. `isLatest`: whether it is the latest read's.
-  private func fired() -> (TrackedSource?, isLatest: Bool) {
+  // The watch fired: the source to tell, when this ticket belongs to its latest read, or is
+  // one of an older read that still covers a later read (`rereadsWhenOlder`): that read may
+  // have read the property before the change, and its own watch be armed after it. Any other
+  // older read's watch only cancels itself: the latest read's watch, or its count of changes
+  // (`TrackedSource.collect`), has the change. `generation`: the read's, when it is the latest.
+  private func fired() -> (TrackedSource?, generation: Int?) {
     owner.withLock { owner in
       guard let source = owner.source else {
         owner.firedUnowned = true
-        return (nil, false)
+        return (nil, nil)
       }
-      let isLatest = source.readGeneration.load(ordering: .relaxed) == owner.generation
-      return (isLatest || !countsChanges ? source : nil, isLatest)
+      guard source.readGeneration.load(ordering: .relaxed) == owner.generation else {
+        return (owner.rereadsWhenOlder ? source : nil, nil)
+      }
+      // Kept armed (Linux): its next firing is during the re-read this one starts, or after.
+      owner.rereadsWhenOlder = true
+      return (source, owner.generation)
     }
   }
 
-  // A property the watch observes is about to change, before its new value is stored.
+  // A property the watch observes is about to change, before its new value is stored. While
+  // its read is the latest, a read that begins before the change is stored counts it too late:
+  // the watch then re-reads when it fires.
   private func willChange() {
-    owner.withLock { $0.source }?.observedChanges.add(1, ordering: .sequentiallyConsistent)
+    let source = owner.withLock { owner in
+      if let source = owner.source,
+        source.readGeneration.load(ordering: .relaxed) == owner.generation
+      {
+        owner.rereadsWhenOlder = true
+      }
+      return owner.source
+    }
+    source?.observedChanges.add(1, ordering: .sequentiallyConsistent)
+  }
+
+  // The read that armed it touched `@Bound` properties, and it counts no change: the read
+  // after it, which arms one that does, is covered by it (`fired`).
+  func coversNextRead() {
+    owner.withLock { $0.rereadsWhenOlder = true }
   }
 
   // A probe's watch becomes `source`'s latest read's. False when it fired before: then the
@@ -744,6 +767,8 @@ final class ObservationTicket: @unchecked Sendable {
     owner.withLock { owner in
       owner.source = source
       owner.generation = source.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue
+      // It counts no change: the reads after the first, made without a watch, are covered by it.
+      owner.rereadsWhenOlder = true
       return !owner.firedUnowned
     }
   }
@@ -761,9 +786,11 @@ final class ObservationTicket: @unchecked Sendable {
   static func observing<Value>(
     for source: TrackedSource?, countsChanges: Bool = false, _ read: () -> Value
   ) -> (Value, ObservationTicket?) {
-    var ticket = ObservationTicket(source: source, countsChanges: countsChanges)
+    // Loaded before the read becomes the latest: a change the last read's watch sees coming
+    // from then on is counted, or makes that watch re-read (`willChange`).
     let count =
       countsChanges ? source?.observedChanges.load(ordering: .sequentiallyConsistent) : nil
+    var ticket = ObservationTicket(source: source)
     let value = arm(ticket, countsChanges: countsChanges, read)
     if let count { source?.readUnderObservation(ended: count) }
     if isKnownUniquelyReferenced(&ticket) { return (value, nil) }
@@ -802,10 +829,12 @@ final class ObservationTicket: @unchecked Sendable {
       let didSet = { @Sendable [ticket] (tracking: ObservationTracking) in
         // The latest read's watch stays armed until the next read has armed its own
         // (`TrackedSource.keep`); any other is cancelled first (`fired`).
-        let (source, isLatest) = ticket.fired()
-        if !isLatest || source?.keep(FiredWatch(ticket: ticket, tracking: tracking)) != true {
-          tracking.cancel()
+        let (source, generation) = ticket.fired()
+        var kept = false
+        if let source, let generation {
+          kept = source.keep(FiredWatch(ticket: ticket, tracking: tracking, generation: generation))
         }
+        if !kept { tracking.cancel() }
         source?.dependencyChanged()
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
@@ -835,10 +864,13 @@ final class ObservationTicket: @unchecked Sendable {
   final class FiredWatch: Sendable {
     let ticket: ObservationTicket
     let tracking: ObservationTracking
+    // The read that armed it.
+    let generation: Int
 
-    init(ticket: ObservationTicket, tracking: ObservationTracking) {
+    init(ticket: ObservationTicket, tracking: ObservationTracking, generation: Int) {
       self.ticket = ticket
       self.tracking = tracking
+      self.generation = generation
     }
   }
 #endif
