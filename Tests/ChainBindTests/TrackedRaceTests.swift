@@ -104,6 +104,19 @@ private final class Selector: @unchecked Sendable {
   }
 }
 
+/// `volume.level` once `on`; 0 before (it reads no `@Observable` property then).
+private final class Starter: @unchecked Sendable {
+  @Bound var on = false
+  let volume = Volume()
+  let pause = Pause()
+  var value: Int {
+    guard on else { return 0 }
+    let level = volume.level
+    pause.pauseIfArmed()
+    return level
+  }
+}
+
 private final class Cell: @unchecked Sendable {
   @Bound var p = 0
   // Bigger than a token: not in the token's malloc size class.
@@ -232,9 +245,10 @@ private final class Owner: @unchecked Sendable {
   // An `@Observable` dependency changed again while the re-read its watch started runs, after
   // the read accessed it, before the read arms its own watch: the watch that fired stays armed
   // until then, and fires again. `mixed`: a member that reads a `@Bound` property too, whose
-  // watches count the changes they see coming.
-  @Test(arguments: [false, true])
-  func anObservableChangeDuringTheReReadItsWatchStartedIsNotLost(mixed: Bool) {
+  // watches count the changes they see coming. `again`: the re-read that second firing queued
+  // is held too, and the property changes a third time during it.
+  @Test(arguments: [false, true], [false, true])
+  func anObservableChangeDuringTheReReadItsWatchStartedIsNotLost(mixed: Bool, again: Bool) {
     let meter = Meter()
     let mixer = Mixer()
     let seen = LockedBox<[Int]>([])
@@ -251,19 +265,26 @@ private final class Owner: @unchecked Sendable {
     // Thread A's change fires the watch; the re-read it starts reads `level` and is held.
     let changing = startThread { set(1) }
     #expect(pause.reached.wait(timeout: .now() + 30) == .success)
-    set(2)
+    set(2)  // queues a re-read behind A's
+    if again { pause.arm() }
     pause.resume.signal()
+    if again {
+      #expect(pause.reached.wait(timeout: .now() + 30) == .success)
+      set(3)
+      pause.resume.signal()
+    }
     #expect(changing.wait(timeout: .now() + 30) == .success)
     #expect(waitUntilIdle(chain))
-    #expect(seen.withLock { $0 } == [0, 1, 2])
-    set(3)  // followed afterwards, once
-    #expect(seen.withLock { $0 } == [0, 1, 2, 3])
-    // The watches the race left armed do not multiply the reads.
+    let last = again ? 3 : 2
+    #expect(seen.withLock { $0 } == Array(0...last))
+    set(last + 1)  // followed afterwards, once
+    #expect(seen.withLock { $0 } == Array(0...last + 1))
+    // The watches the races left armed do not multiply the reads.
     let reads = mixed ? mixer.reads : meter.reads
     let before = reads.withLock { $0 }
-    set(4)
+    set(last + 2)
     #expect(reads.withLock { $0 } - before == 1)
-    #expect(seen.withLock { $0.last } == 4)
+    #expect(seen.withLock { $0.last } == last + 2)
     chain.unbind()
   }
 
@@ -287,6 +308,29 @@ private final class Owner: @unchecked Sendable {
     #expect(waitUntilIdle(chain))
     #expect(seen.withLock { $0 } == [0, 1, 2])
     selector.settings.level = 3
+    #expect(seen.withLock { $0.last } == 3)
+    chain.unbind()
+  }
+
+  // A member's first read of an `@Observable` property (a `@Bound` change took it there) looks
+  // for one, then reads again under a watch: a change made during that second read, after it
+  // accessed the property, is seen by the look's one-time watch, and read again.
+  @Test func anObservableChangeDuringTheFirstWatchedReadIsNotLost() {
+    let starter = Starter()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(starter, \.value).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    starter.volume.level = 1  // not read yet
+    starter.pause.arm(skipping: 1)  // the look passes; the watched read is held
+    let starting = startThread { starter.on = true }
+    #expect(starter.pause.reached.wait(timeout: .now() + 30) == .success)
+    starter.volume.level = 2
+    starter.pause.resume.signal()
+    #expect(starting.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, 1, 2])
+    starter.volume.level = 3
     #expect(seen.withLock { $0.last } == 3)
     chain.unbind()
   }

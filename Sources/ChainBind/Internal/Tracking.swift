@@ -133,9 +133,11 @@ final class TrackedSource: @unchecked Sendable {
     // weak reference gives the member a side table, which slows every retain of it.
     var member: Member?
     #if os(Linux)
-      // The latest read's watch, which fired: kept armed until the read after it has armed its
-      // own, so that a change made meanwhile fires it again (`ObservationTicket.fired`).
+      // The last watch that fired and re-read: kept armed until a read that began after its
+      // firing has armed its own, so that a change made meanwhile fires it again
+      // (`ObservationTicket.fired`). `keptSince`: the read generation when it fired.
       var firedWatch: FiredWatch?
+      var keptSince = 0
     #endif
   }
 
@@ -185,6 +187,11 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) var isWatched = false
   // The first read sends what differs from binding's read (`ChainCore.makeTracked`).
   let sendsFirstRead: Bool
+  #if os(Linux)
+    // A watch is kept (`State.firedWatch`): read without the lock by reads that access no
+    // `@Observable` property, which drop it.
+    private let keepsWatch = Atomic<Bool>(false)
+  #endif
   // The member's initial sync was written off the chain's delivery, which finishes it in its
   // order (`ChainCore.syncNewMember`). Until then the member's reads send nothing: what they
   // find is that older write, or is overwritten by the finishing one.
@@ -228,19 +235,25 @@ final class TrackedSource: @unchecked Sendable {
       watchCounts = counts || ticket == nil
       if !watchCounts && collector.touchedAny { ticket?.coversNextRead() }
       #if os(Linux)
-        cancelFiredWatch(unless: ticket)
+        cancelKeptWatch(armed: ticket != nil)
       #endif
     } else {
       let accessed: Bool
-      (value, accessed) = ObservationTicket.detecting(collecting)
+      let count = observedChanges.load(ordering: .sequentiallyConsistent)
+      (value, accessed) = ObservationTicket.detecting(for: self, collecting)
       if accessed {
-        // Read again, watched this time: the first read's watch only fires once, at no cost.
+        // Read again, watched this time: the first read's watch only fires once, at no cost;
+        // it counts a change it sees coming meanwhile, which this read then reads again.
         watchCounts = collector.touchedAny
         collector.begin(for: self)
         (value, _) = ObservationTicket.observing(
           for: self, countsChanges: watchCounts, collecting)
+        readUnderObservation(ended: count)
         readsObservable = true
       }
+      #if os(Linux)
+        if keepsWatch.load(ordering: .relaxed) { cancelKeptWatch(armed: accessed) }
+      #endif
     }
     // Chosen from the read before: a read that touched `@Bound` properties with a watch that
     // counts nothing reads again, to arm one that counts (`ObservationTicket.observing`).
@@ -264,33 +277,39 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   #if os(Linux)
-    // The latest read's watch fired: kept armed until the next read has armed its own
-    // (`cancelFiredWatch`), so that a change made during that read fires it again. False when
-    // the membership ended or a read began: the caller cancels it. No lock is held while a
-    // watch is cancelled: its ticket's deinit may take this source's.
+    // A watch fired and re-reads: kept armed until a read that began after now has armed its
+    // own (`cancelKeptWatch`), so that a change made during the reads until then fires it
+    // again. It replaces the one kept, which covers no read this one does not. False when the
+    // membership ended: the caller cancels it. No lock is held while a watch is cancelled: its
+    // ticket's deinit may take this source's.
     func keep(_ watch: FiredWatch) -> Bool {
       var replaced: FiredWatch?
       let kept = state.withLock { state in
-        // Refused when a read began since it fired: that read may have cancelled the one kept.
-        guard state.member != nil,
-          readGeneration.load(ordering: .relaxed) == watch.generation
-        else { return false }
+        guard state.member != nil else { return false }
         if state.firedWatch?.ticket !== watch.ticket { replaced = state.firedWatch }
         state.firedWatch = watch
+        state.keptSince = readGeneration.load(ordering: .relaxed)
+        keepsWatch.store(true, ordering: .relaxed)
         return true
       }
-      replaced?.tracking.cancel()
+      replaced?.cancel()
       return kept
     }
 
-    // A read armed `ticket` (nil: none): the watch that fired before it is no longer needed.
-    private func cancelFiredWatch(unless ticket: ObservationTicket?) {
-      let fired = state.withLock { state -> FiredWatch? in
-        guard let fired = state.firedWatch, fired.ticket !== ticket else { return nil }
+    // A read ended that `armed` a watch of its own, or accessed no `@Observable` property:
+    // the watch kept is cancelled, unless it fired after that read began (its own re-read
+    // cancels it).
+    private func cancelKeptWatch(armed: Bool) {
+      let generation = readGeneration.load(ordering: .relaxed)
+      let kept = state.withLock { state -> FiredWatch? in
+        guard let kept = state.firedWatch, !armed || state.keptSince < generation else {
+          return nil
+        }
         state.firedWatch = nil
-        return fired
+        keepsWatch.store(false, ordering: .relaxed)
+        return kept
       }
-      fired?.tracking.cancel()
+      kept?.cancel()
     }
   #endif
 
@@ -644,7 +663,7 @@ extension ChainCore {
     guard let source = member.tracked else { return }
     // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
     SchedulePoint.reach()
-    source.isWatched = watch?.adopt(by: source) ?? false
+    watch?.adopt(by: source)
     serialize(toActor: false, workKey: .firstRead(of: member)) {
       source.read(member, sending: source.sendsFirstRead)
     }
@@ -708,6 +727,9 @@ final class ObservationTicket: @unchecked Sendable {
     var firedUnowned = false
     // Once its read is no longer the latest, its next firing still re-reads (`fired`).
     var rereadsWhenOlder = false
+    // Cancelled: a firing after it (Observation may call a watch cancelled while it was being
+    // installed) tells nothing.
+    var isEnded = false
   }
 
   private let owner: SpinLocked<Owner>
@@ -724,20 +746,31 @@ final class ObservationTicket: @unchecked Sendable {
   // one of an older read that still covers a later read (`rereadsWhenOlder`): that read may
   // have read the property before the change, and its own watch be armed after it. Any other
   // older read's watch only cancels itself: the latest read's watch, or its count of changes
-  // (`TrackedSource.collect`), has the change. `generation`: the read's, when it is the latest.
-  private func fired() -> (TrackedSource?, generation: Int?) {
+  // (`TrackedSource.collect`), has the change.
+  // A watch that tells the source is kept armed (Linux, `TrackedSource.keep`); any other is
+  // cancelled, and ends.
+  private func fired() -> TrackedSource? {
     owner.withLock { owner in
+      guard !owner.isEnded else { return nil }
       guard let source = owner.source else {
         owner.firedUnowned = true
-        return (nil, nil)
+        owner.isEnded = true
+        return nil
       }
-      guard source.readGeneration.load(ordering: .relaxed) == owner.generation else {
-        return (owner.rereadsWhenOlder ? source : nil, nil)
+      let isLatest = source.readGeneration.load(ordering: .relaxed) == owner.generation
+      guard isLatest || owner.rereadsWhenOlder else {
+        owner.isEnded = true
+        return nil
       }
-      // Kept armed (Linux): its next firing is during the re-read this one starts, or after.
+      // Kept: its next firing is during the re-read this one starts, or after it.
       owner.rereadsWhenOlder = true
-      return (source, owner.generation)
+      return source
     }
+  }
+
+  // It was cancelled (`FiredWatch.cancel`).
+  func end() {
+    owner.withLock { $0.isEnded = true }
   }
 
   // A property the watch observes is about to change, before its new value is stored. While
@@ -761,15 +794,16 @@ final class ObservationTicket: @unchecked Sendable {
     owner.withLock { $0.rereadsWhenOlder = true }
   }
 
-  // A probe's watch becomes `source`'s latest read's. False when it fired before: then the
-  // source's first read arms a watch of its own.
-  func adopt(by source: TrackedSource) -> Bool {
+  // A probe's watch becomes `source`'s latest read's (`TrackedSource.isWatched`), unless it
+  // fired before: then the source's first read arms a watch of its own.
+  func adopt(by source: TrackedSource) {
     owner.withLock { owner in
+      // Set before the source is published: a firing from now on reads it, in the delivery.
+      source.isWatched = !owner.firedUnowned
       owner.source = source
       owner.generation = source.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue
       // It counts no change: the reads after the first, made without a watch, are covered by it.
-      owner.rereadsWhenOlder = true
-      return !owner.firedUnowned
+      owner.rereadsWhenOlder = !owner.firedUnowned
     }
   }
 
@@ -801,15 +835,23 @@ final class ObservationTicket: @unchecked Sendable {
   // Runs `read` with Observation collecting what it accesses, to tell only whether it accessed a
   // property of an `@Observable` class. Allocates nothing when it did not; when it did, it leaves
   // a watch that does nothing and goes at the first change (Observation's public one-shot form).
-  static func detecting<Value>(_ read: () -> Value) -> (Value, accessed: Bool) {
+  static func detecting<Value>(
+    for source: TrackedSource, _ read: () -> Value
+  ) -> (Value, accessed: Bool) {
     var accessed = false
-    let value = withObservationTracking(read, onChange: noted(&accessed))
+    let value = withObservationTracking(read, onChange: noted(&accessed, source))
     return (value, accessed)
   }
 
-  private static func noted(_ accessed: inout Bool) -> @Sendable () -> Void {
+  // Made only when the read accessed a property: counts the change it sees coming
+  // (`TrackedSource.collect`).
+  private static func noted(
+    _ accessed: inout Bool, _ source: TrackedSource
+  ) -> @Sendable () -> Void {
     accessed = true
-    return {}
+    return { [weak source] in
+      source?.observedChanges.add(1, ordering: .sequentiallyConsistent)
+    }
   }
 
   // Observation let the watch go: it fired and was cancelled, or every object it watched was
@@ -827,15 +869,12 @@ final class ObservationTicket: @unchecked Sendable {
       _ ticket: ObservationTicket, countsChanges: Bool, _ read: () -> Value
     ) -> Value {
       let didSet = { @Sendable [ticket] (tracking: ObservationTracking) in
-        // The latest read's watch stays armed until the next read has armed its own
-        // (`TrackedSource.keep`); any other is cancelled first (`fired`).
-        let (source, generation) = ticket.fired()
-        var kept = false
-        if let source, let generation {
-          kept = source.keep(FiredWatch(ticket: ticket, tracking: tracking, generation: generation))
-        }
-        if !kept { tracking.cancel() }
-        source?.dependencyChanged()
+        // A watch that re-reads stays armed until a later read has armed its own
+        // (`TrackedSource.keep`); any other is cancelled (`fired`).
+        guard let source = ticket.fired() else { return tracking.cancel() }
+        let watch = FiredWatch(ticket: ticket, tracking: tracking)
+        if !source.keep(watch) { watch.cancel() }
+        source.dependencyChanged()
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
       return withObservationTracking(
@@ -851,7 +890,7 @@ final class ObservationTicket: @unchecked Sendable {
           // Called before the change is stored, like a will-set callback: counted for every
           // member (`observing`).
           ticket.willChange()
-          Task { ticket.fired().0?.dependencyChanged() }
+          Task { ticket.fired()?.dependencyChanged() }
         })
     }
   #endif
@@ -864,13 +903,15 @@ final class ObservationTicket: @unchecked Sendable {
   final class FiredWatch: Sendable {
     let ticket: ObservationTicket
     let tracking: ObservationTracking
-    // The read that armed it.
-    let generation: Int
 
-    init(ticket: ObservationTicket, tracking: ObservationTracking, generation: Int) {
+    init(ticket: ObservationTicket, tracking: ObservationTracking) {
       self.ticket = ticket
       self.tracking = tracking
-      self.generation = generation
+    }
+
+    func cancel() {
+      ticket.end()
+      tracking.cancel()
     }
   }
 #endif
