@@ -70,6 +70,21 @@ private final class Meter: @unchecked Sendable {
   var level = 0
 }
 
+/// `level`, read by a getter that runs `hook` (once) after reading it.
+@Observable
+private final class HeldLevel: @unchecked Sendable {
+  var level = 0
+  @ObservationIgnored let hook = LockedBox<(@Sendable () -> Void)?>(nil)
+  var shown: Int {
+    let level = level
+    hook.withLock { hook in
+      defer { hook = nil }
+      return hook
+    }?()
+    return level
+  }
+}
+
 private final class IntLabel: @unchecked Sendable {
   let explorer: Explorer
   var value = -1 {
@@ -292,6 +307,40 @@ struct InterleavingTests {
     #expect(left.n == 2)
     #expect(right.n == 2)
     #expect(label.value == 2)
+    chain.unbind()
+  }
+
+  // A change Observation chose a watch for (the one that fired before, kept armed during the
+  // re-read it started, which has read the property), held before that watch's call while the
+  // re-read arms its own watch and cancels the older: the late call still reads again.
+  @Test("an @Observable change held before its watch's call while the watch is cancelled")
+  func observableChangeHeldWhileItsWatchIsCancelled() {
+    let gauge = HeldLevel()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(gauge, \.shown).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    let reached = DispatchSemaphore(value: 0)
+    let resume = DispatchSemaphore(value: 0)
+    gauge.hook.withLock {
+      $0 = {
+        reached.signal()
+        resume.wait()
+      }
+    }
+    // Thread A's change fires the watch; the re-read it starts reads 1 and is held.
+    let changing = startThread { gauge.level = 1 }
+    #expect(reached.wait(timeout: .now() + 30) == .success)
+    // Thread B's change is stored; Observation chose the kept watch only. B is held before the
+    // call while A's re-read ends: it arms its own watch and cancels the kept one.
+    holdAtFirstSchedulePoint({ gauge.level = 2 }) {
+      resume.signal()
+      #expect(changing.wait(timeout: .now() + 30) == .success)
+    }
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, 1, 2])
+    gauge.level = 3
+    #expect(seen.withLock { $0.last } == 3)
     chain.unbind()
   }
 

@@ -184,7 +184,7 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) private var readsObservable: Bool
   // The binding probe's watch was adopted (`ObservationTicket.adopt`): the first read, the same
   // as the probe's, arms none of its own.
-  @exclusivity(unchecked) var isWatched = false
+  @exclusivity(unchecked) private var isWatched = false
   // The first read sends what differs from binding's read (`ChainCore.makeTracked`).
   let sendsFirstRead: Bool
   #if os(Linux)
@@ -268,6 +268,14 @@ final class TrackedSource: @unchecked Sendable {
     }
     collector.end()
     return value
+  }
+
+  // The binding probe's watch is adopted (`ObservationTicket.adopt`), unless it fired before:
+  // then the first read looks for `@Observable` properties again, under a watch that counts
+  // what it sees coming (`ObservationTicket.detecting`).
+  func adoptsWatch(_ adopts: Bool) {
+    isWatched = adopts
+    if !adopts { readsObservable = false }
   }
 
   // A read under Observation ended (`ObservationTicket.observing`) that a watch of an older read
@@ -727,7 +735,10 @@ final class ObservationTicket: @unchecked Sendable {
     var firedUnowned = false
     // Once its read is no longer the latest, its next firing still re-reads (`fired`).
     var rereadsWhenOlder = false
-    // Cancelled: a firing after it (Observation may call a watch cancelled while it was being
+    // Cancelled by the source (`FiredWatch.cancel`): a call Observation chose before that
+    // re-reads once more, and it ends.
+    var isCancelled = false
+    // Ended: a call after it (Observation may call a watch cancelled while it was being
     // installed) tells nothing.
     var isEnded = false
   }
@@ -747,30 +758,35 @@ final class ObservationTicket: @unchecked Sendable {
   // have read the property before the change, and its own watch be armed after it. Any other
   // older read's watch only cancels itself: the latest read's watch, or its count of changes
   // (`TrackedSource.collect`), has the change.
-  // A watch that tells the source is kept armed (Linux, `TrackedSource.keep`); any other is
-  // cancelled, and ends.
-  private func fired() -> TrackedSource? {
+  // `keeps`: it is kept armed (Linux, `TrackedSource.keep`); any other is cancelled, and ends.
+  private func fired() -> (TrackedSource?, keeps: Bool) {
     owner.withLock { owner in
-      guard !owner.isEnded else { return nil }
+      guard !owner.isEnded else { return (nil, false) }
       guard let source = owner.source else {
         owner.firedUnowned = true
         owner.isEnded = true
-        return nil
+        return (nil, false)
+      }
+      // Chosen by Observation before the source cancelled it: the change may be one the read
+      // that armed the newer watch missed.
+      if owner.isCancelled {
+        owner.isEnded = true
+        return (source, false)
       }
       let isLatest = source.readGeneration.load(ordering: .relaxed) == owner.generation
       guard isLatest || owner.rereadsWhenOlder else {
         owner.isEnded = true
-        return nil
+        return (nil, false)
       }
       // Kept: its next firing is during the re-read this one starts, or after it.
       owner.rereadsWhenOlder = true
-      return source
+      return (source, true)
     }
   }
 
-  // It was cancelled (`FiredWatch.cancel`).
-  func end() {
-    owner.withLock { $0.isEnded = true }
+  // The source cancelled it (`FiredWatch.cancel`).
+  func cancelled() {
+    owner.withLock { $0.isCancelled = true }
   }
 
   // A property the watch observes is about to change, before its new value is stored. While
@@ -799,7 +815,7 @@ final class ObservationTicket: @unchecked Sendable {
   func adopt(by source: TrackedSource) {
     owner.withLock { owner in
       // Set before the source is published: a firing from now on reads it, in the delivery.
-      source.isWatched = !owner.firedUnowned
+      source.adoptsWatch(!owner.firedUnowned)
       owner.source = source
       owner.generation = source.readGeneration.wrappingAdd(1, ordering: .relaxed).newValue
       // It counts no change: the reads after the first, made without a watch, are covered by it.
@@ -871,9 +887,16 @@ final class ObservationTicket: @unchecked Sendable {
       let didSet = { @Sendable [ticket] (tracking: ObservationTracking) in
         // A watch that re-reads stays armed until a later read has armed its own
         // (`TrackedSource.keep`); any other is cancelled (`fired`).
-        guard let source = ticket.fired() else { return tracking.cancel() }
-        let watch = FiredWatch(ticket: ticket, tracking: tracking)
-        if !source.keep(watch) { watch.cancel() }
+        // Where a test holds a thread between Observation's choice of this watch and this call.
+        SchedulePoint.reach()
+        let (source, keeps) = ticket.fired()
+        guard let source else { return tracking.cancel() }
+        if keeps {
+          let watch = FiredWatch(ticket: ticket, tracking: tracking)
+          if !source.keep(watch) { watch.cancel() }
+        } else {
+          tracking.cancel()
+        }
         source.dependencyChanged()
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
@@ -890,7 +913,7 @@ final class ObservationTicket: @unchecked Sendable {
           // Called before the change is stored, like a will-set callback: counted for every
           // member (`observing`).
           ticket.willChange()
-          Task { ticket.fired()?.dependencyChanged() }
+          Task { ticket.fired().0?.dependencyChanged() }
         })
     }
   #endif
@@ -910,7 +933,7 @@ final class ObservationTicket: @unchecked Sendable {
     }
 
     func cancel() {
-      ticket.end()
+      ticket.cancelled()
       tracking.cancel()
     }
   }
