@@ -70,17 +70,23 @@ private final class Meter: @unchecked Sendable {
   var level = 0
 }
 
-/// `level`, read by a getter that runs `hook` (once) after reading it.
+/// `level`, read by a getter that, once armed, holds its first caller after reading it.
 @Observable
 private final class HeldLevel: @unchecked Sendable {
   var level = 0
-  @ObservationIgnored let hook = LockedBox<(@Sendable () -> Void)?>(nil)
+  @ObservationIgnored let isArmed = LockedBox(false)
+  @ObservationIgnored let reached = DispatchSemaphore(value: 0)
+  @ObservationIgnored let resume = DispatchSemaphore(value: 0)
   var shown: Int {
     let level = level
-    hook.withLock { hook in
-      defer { hook = nil }
-      return hook
-    }?()
+    let holds = isArmed.withLock { armed in
+      defer { armed = false }
+      return armed
+    }
+    if holds {
+      reached.signal()
+      resume.wait()
+    }
     return level
   }
 }
@@ -320,21 +326,14 @@ struct InterleavingTests {
     let chain = Bind.in(gauge, \.shown).out(key: "seen") { value in
       seen.withLock { $0.append(value) }
     }
-    let reached = DispatchSemaphore(value: 0)
-    let resume = DispatchSemaphore(value: 0)
-    gauge.hook.withLock {
-      $0 = {
-        reached.signal()
-        resume.wait()
-      }
-    }
+    gauge.isArmed.withLock { $0 = true }
     // Thread A's change fires the watch; the re-read it starts reads 1 and is held.
     let changing = startThread { gauge.level = 1 }
-    #expect(reached.wait(timeout: .now() + 30) == .success)
+    #expect(gauge.reached.wait(timeout: .now() + 30) == .success)
     // Thread B's change is stored; Observation chose the kept watch only. B is held before the
     // call while A's re-read ends: it arms its own watch and cancels the kept one.
     holdAtFirstSchedulePoint({ gauge.level = 2 }) {
-      resume.signal()
+      gauge.resume.signal()
       #expect(changing.wait(timeout: .now() + 30) == .success)
     }
     #expect(waitUntilIdle(chain))
