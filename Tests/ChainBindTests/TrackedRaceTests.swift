@@ -293,23 +293,10 @@ private final class Owner: @unchecked Sendable {
   // touched none): the watch's next firing re-reads, though it counts.
   @Test func aChangeDuringAReReadThatCountsNoneIsNotLost() {
     let selector = Selector()
-    let seen = LockedBox<[Int]>([])
-    let chain = Bind.in(selector, \.value).out(key: "seen") { value in
-      seen.withLock { $0.append(value) }
-    }
-    selector.settings.useBound = false  // this read's watch counts; it touches no `@Bound`
-    #expect(waitUntilIdle(chain))
-    selector.pause.arm()
-    let changing = startThread { selector.settings.level = 1 }
-    #expect(selector.pause.reached.wait(timeout: .now() + 30) == .success)
-    selector.settings.level = 2
-    selector.pause.resume.signal()
-    #expect(changing.wait(timeout: .now() + 30) == .success)
-    #expect(waitUntilIdle(chain))
-    #expect(seen.withLock { $0 } == [0, 1, 2])
-    selector.settings.level = 3
-    #expect(seen.withLock { $0.last } == 3)
-    chain.unbind()
+    expectChangeKept(
+      during: selector.pause, of: selector, \.value,
+      prepare: { selector.settings.useBound = false },  // its watch counts; touches no `@Bound`
+      heldSet: { selector.settings.level = 1 }, set: { selector.settings.level = $0 })
   }
 
   // A member's first read of an `@Observable` property (a `@Bound` change took it there) looks
@@ -317,21 +304,36 @@ private final class Owner: @unchecked Sendable {
   // accessed the property, is seen by the look's one-time watch, and read again.
   @Test func anObservableChangeDuringTheFirstWatchedReadIsNotLost() {
     let starter = Starter()
+    expectChangeKept(
+      during: starter.pause, skipping: 1, of: starter, \.value,  // the look passes
+      prepare: { starter.volume.level = 1 },  // not read yet
+      heldSet: { starter.on = true }, set: { starter.volume.level = $0 })
+  }
+
+  // Binds `object`'s `value` (0 so far) after `prepare`; `heldSet` runs on another thread, whose
+  // read `pause` holds in the getter while this thread sets 2. The member must send 1 and 2, in
+  // order, and follow the next set.
+  private func expectChangeKept<Object: AnyObject>(
+    during pause: Pause, skipping: Int = 0, of object: Object, _ value: KeyPath<Object, Int>,
+    prepare: () -> Void, heldSet: @escaping @Sendable () -> Void, set: (Int) -> Void,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
     let seen = LockedBox<[Int]>([])
-    let chain = Bind.in(starter, \.value).out(key: "seen") { value in
+    let chain = Bind.in(object, value).out(key: "seen") { value in
       seen.withLock { $0.append(value) }
     }
-    starter.volume.level = 1  // not read yet
-    starter.pause.arm(skipping: 1)  // the look passes; the watched read is held
-    let starting = startThread { starter.on = true }
-    #expect(starter.pause.reached.wait(timeout: .now() + 30) == .success)
-    starter.volume.level = 2
-    starter.pause.resume.signal()
-    #expect(starting.wait(timeout: .now() + 30) == .success)
-    #expect(waitUntilIdle(chain))
-    #expect(seen.withLock { $0 } == [0, 1, 2])
-    starter.volume.level = 3
-    #expect(seen.withLock { $0.last } == 3)
+    prepare()
+    #expect(waitUntilIdle(chain), sourceLocation: sourceLocation)
+    pause.arm(skipping: skipping)
+    let setting = startThread(heldSet)
+    #expect(pause.reached.wait(timeout: .now() + 30) == .success, sourceLocation: sourceLocation)
+    set(2)
+    pause.resume.signal()
+    #expect(setting.wait(timeout: .now() + 30) == .success, sourceLocation: sourceLocation)
+    #expect(waitUntilIdle(chain), sourceLocation: sourceLocation)
+    #expect(seen.withLock { $0 } == [0, 1, 2], sourceLocation: sourceLocation)
+    set(3)
+    #expect(seen.withLock { $0.last } == 3, sourceLocation: sourceLocation)
     chain.unbind()
   }
 
