@@ -237,6 +237,8 @@ final class TrackedSource: @unchecked Sendable {
       #if os(Linux)
         cancelKeptWatch(armed: ticket != nil)
       #endif
+    } else if isBoundPath {
+      value = collecting()  // `@Bound` getters only: no `@Observable` property to look for
     } else {
       let accessed: Bool
       let count = observedChanges.load(ordering: .sequentiallyConsistent)
