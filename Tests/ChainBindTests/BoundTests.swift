@@ -16,6 +16,19 @@ private final class Car: Vehicle {
   var wheels = 4
 }
 
+/// A subclass whose override of the inherited @Bound property gives a value of its own.
+private final class Doubling: Vehicle {
+  override var speed: Int {
+    get { super.speed * 2 }
+    set { super.speed = newValue / 2 }
+  }
+}
+
+/// A subclass with a read-only computed property over the inherited @Bound property.
+private final class Parity: Vehicle {
+  var parity: Int { speed % 2 }
+}
+
 /// A generic class with a @Bound property.
 private final class Box<Value> {
   @Bound var value: Value
@@ -110,6 +123,65 @@ private final class Computed {
       Bind.inout(car, \Vehicle.speed).out(plain, \.int)
       car.speed = 30
       #expect(plain.int == 30)
+    }
+
+    // Docs/Semantics.md, "What is observable": through a subclass key path, an inherited
+    // @Bound property is read again at each set (an override may give another value), and
+    // every set is a change, as through the base class's key path.
+    @Test func everySetOfAnInheritedPropertyIsAChangeThroughTheSubclassKeyPath() {
+      let car = Car()
+      let sent = LockedBox<[Int]>([])
+      let chain = Bind.in(car, \Car.speed).out(key: "k") { value in
+        sent.withLock { $0.append(value) }
+      }
+      car.speed = 0
+      car.speed = 0
+      car.speed = 7
+      car.speed = 7
+      #expect(sent.withLock { $0 } == [0, 0, 0, 7, 7])
+      chain.unbind()
+    }
+
+    @Test func everySetIsAChangeForAnInoutInheritedMemberAndTheChainsWritesAreNoEcho() {
+      let model = Model()
+      let car = Car()
+      let sent = LockedBox<[Int]>([])
+      let chain = Bind.inout(model, \.int).inout(car, \Car.speed)
+        .out(key: "k") { value in sent.withLock { $0.append(value) } }
+      model.int = 3  // written into the car: not sent back
+      #expect(car.speed == 3)
+      #expect(sent.withLock { $0 } == [0, 3])
+      car.speed = 3
+      car.speed = 4
+      #expect(sent.withLock { $0 } == [0, 3, 3, 4])
+      #expect(model.int == 4)
+      chain.unbind()
+    }
+
+    @Test func anOverrideOfAnInheritedPropertySendsItsOwnValueAtEverySet() {
+      let doubling = Doubling()
+      let sent = LockedBox<[Int]>([])
+      let chain = Bind.in(doubling, \Doubling.speed).out(key: "k") { value in
+        sent.withLock { $0.append(value) }
+      }
+      (doubling as Vehicle).speed = 2  // the override's setter: the storage holds 1
+      #expect(sent.withLock { $0 } == [0, 2])
+      doubling.speed = 2
+      #expect(sent.withLock { $0 } == [0, 2, 2])
+      chain.unbind()
+    }
+
+    @Test func aReadOnlyComputedPropertyOverAnInheritedOneSendsOnlyWhatDiffers() {
+      let parity = Parity()
+      let sent = LockedBox<[Int]>([])
+      let chain = Bind.in(parity, \.parity).out(key: "k") { value in
+        sent.withLock { $0.append(value) }
+      }
+      parity.speed = 2
+      parity.speed = 3
+      parity.speed = 5
+      #expect(sent.withLock { $0 } == [0, 1])
+      chain.unbind()
     }
 
     @Test func genericClassPropertyIsObservable() {

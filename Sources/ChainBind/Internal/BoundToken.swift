@@ -244,6 +244,10 @@ final class BoundProbe: @unchecked Sendable {
   @exclusivity(unchecked) private(set) var isBoundPath = false
   // The read accessed properties of `@Observable` classes: their callback's ticket.
   @exclusivity(unchecked) private(set) var observationTicket: ObservationTicket?
+  // The read touched one @Bound property only, the member's own inherited one through a
+  // subclass key path (`visit`): every set of it is a change (Tracking.swift).
+  @exclusivity(unchecked) private(set) var readsInheritedProperty = false
+  @exclusivity(unchecked) private var firstStepIsInherited = false
   @exclusivity(unchecked) private(set) var storageKeyPath: AnyKeyPath?
   // The token the storage held before the probe: the one an undone install puts back.
   @exclusivity(unchecked) private(set) var replacedToken: BoundToken?
@@ -326,6 +330,9 @@ final class BoundProbe: @unchecked Sendable {
     }
     probe.isTracked = !probe.installed && (touched > 0 || ticket != nil)
     if probe.isTracked { probe.firstRead = value }
+    probe.readsInheritedProperty =
+      probe.isTracked && ticket == nil && touched == 1 && probe.pathSteps.count == 1
+      && probe.firstStepIsInherited && keyPath is ReferenceWritableKeyPath<Object, Target>
     if probe.isTracked, ticket == nil, probe.pathSteps.count > 1,
       probe.pathSteps.count == probe.collector?.tokens.count, probe.readsPath(keyPath)
     {
@@ -407,10 +414,16 @@ final class BoundProbe: @unchecked Sendable {
   ) -> BoundToken? {
     // Any other @Bound property the read touches is a dependency of a tracked member: the
     // storage is written only to give it a token it lacks. Only the member's own property, by
-    // key path: through a subclass key path, an inherited property and a computed one over it
-    // look the same, so both are tracked (they read it).
+    // key path: through a subclass key path, an inherited property and an override of it look
+    // the same (the key path names the declaring class), so both are tracked; they are told
+    // from a computed property by what the read touched and by being writable.
     let step = wrappedKeyPath()
     guard objectID == ObjectIdentifier(instance), step == keyPath else {
+      if pathSteps.isEmpty, objectID == ObjectIdentifier(instance), valueType == Value.self,
+        let root = keyPath.map({ type(of: $0).rootType }), root != EnclosingSelf.self
+      {
+        firstStepIsInherited = root is EnclosingSelf.Type
+      }
       pathSteps.append(step)
       return collectorInUse.visit(existing)
     }

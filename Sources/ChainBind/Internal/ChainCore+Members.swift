@@ -252,7 +252,11 @@ extension ChainCore {
       return
     }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
-    if isTracked { startTracking(member, adopting: probe?.observationTicket) }
+    if isTracked {
+      startTracking(
+        member, adopting: probe?.observationTicket,
+        sendsEverySet: probe?.readsInheritedProperty == true)
+    }
     if case .control(let subscribe) = source {
       subscribe(member)
     } else if let isControl {

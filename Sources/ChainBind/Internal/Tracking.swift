@@ -153,6 +153,9 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) private var readsAgain = false
   // The next read sends what it reads even when it is the last value (`rereadOtherwise`).
   @exclusivity(unchecked) private var sendsAnyway = false
+  // Every read after the first sends what it reads: the member is an inherited `@Bound`
+  // property through a subclass key path, and every set of it is a change (`startTracking`).
+  @exclusivity(unchecked) fileprivate var sendsEveryRead = false
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
   // Set by the delivering thread while it reads the path back after writing it (an echo).
@@ -511,7 +514,7 @@ final class TrackedSource: @unchecked Sendable {
   // Whether this read sends what it reads anyway; the reads nested in it compare.
   func takeSendsAnyway() -> Bool {
     defer { sendsAnyway = false }
-    return sendsAnyway
+    return sendsAnyway || sendsEveryRead
   }
 
   // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
@@ -669,13 +672,20 @@ extension ChainCore {
   // Begins tracking `member`, attached: adopts the binding's `watch`, if any, and reads the key
   // path once more to collect what it observes (the probe's read may have left a token in place
   // that an undone install replaced).
-  func startTracking(_ member: Member, adopting watch: ObservationTicket?) {
+  // `sendsEverySet`: the key path is an inherited `@Bound` property through a subclass key path
+  // (`BoundProbe.readsInheritedProperty`). Read again at each set, as an override of it may give
+  // another value, but sent every time, as the property's own member would be (Docs/Semantics.md,
+  // "What is observable"); the first read compares, with binding's read.
+  func startTracking(
+    _ member: Member, adopting watch: ObservationTicket?, sendsEverySet: Bool = false
+  ) {
     guard let source = member.tracked else { return }
     // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
     SchedulePoint.reach()
     watch?.adopt(by: source)
     serialize(toActor: false, workKey: .firstRead(of: member)) {
       source.read(member, sending: source.sendsFirstRead)
+      if sendsEverySet { source.sendsEveryRead = true }
     }
   }
 }
