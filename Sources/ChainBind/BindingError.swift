@@ -16,11 +16,17 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
   /// What went wrong.
   public enum Cause: Sendable, Hashable, CustomStringConvertible {
     /// The member was bound to send (`in` or `inout`) but nothing tells ChainBind when it
-    /// changes: it is neither `@Bound` nor a control bound with `on:`. It only receives.
+    /// changes: it is neither `@Bound` nor a control bound with `on:`, and its key path reads
+    /// neither a `@Bound` property nor an `@Observable` one. It only receives; when its key path
+    /// is read-only, it cannot receive either, and it was not bound (the error's description
+    /// says which).
+    ///
+    /// ```swift
+    /// final class Cart { var items = 0; var total: Int { items * 2 } }   // no @Bound
+    /// Bind.inout(model, \.count).in(cart, \.items)   // .notObservable: it only receives
+    /// Bind.inout(model, \.count).in(cart, \.total)   // .notObservable: it was not bound
+    /// ```
     case notObservable
-    /// The member was bound to send but is not observable, and its key path is read-only, so it
-    /// cannot receive either. It was not bound.
-    case notObservableOrWritable
     /// Converting the chain's value into the member's type failed. The member was not written;
     /// the other members were.
     case conversionFailed(value: String, from: String, to: String)
@@ -34,7 +40,7 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     ///
     /// ```swift
     /// final class Cart { var items = 0; var total: Int { items * 2 } }   // no @Bound
-    /// Bind.in(cart, \.total)           // .notObservableOrWritable: the head was not bound
+    /// Bind.in(cart, \.total)           // .notObservable: read-only, the head was not bound
     ///   .out(label, \.text)            // .headNotBound: nothing was added
     /// ```
     case headNotBound
@@ -51,11 +57,7 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     public var description: String {
       switch self {
       case .notObservable:
-        return "cannot send changes: it is neither @Bound nor a control bound with on:;"
-          + " it only receives"
-      case .notObservableOrWritable:
-        return "cannot send changes (neither @Bound nor a control bound with on:)"
-          + " and its key path is read-only; it was not bound"
+        return "cannot send changes: it is neither @Bound nor a control bound with on:"
       case .conversionFailed(let value, let from, let to):
         return "cannot convert \(value) (\(from)) to \(to); the member was not written"
       case .backConversionFailed(let value, let from, let to):
@@ -83,6 +85,8 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
   public let member: String
   /// What went wrong.
   public let cause: Cause
+  // What ChainBind did about it, when the cause alone does not tell (`notObservable`).
+  let outcome: String?
 
   /// Creates an error report.
   ///
@@ -91,13 +95,18 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
   ///   - member: The member, as its type and key path.
   ///   - cause: What went wrong.
   public init(chain: ChainCode, member: String, cause: Cause) {
+    self.init(chain: chain, member: member, cause: cause, outcome: nil)
+  }
+
+  init(chain: ChainCode, member: String, cause: Cause, outcome: String?) {
     self.chain = chain
     self.member = member
     self.cause = cause
+    self.outcome = outcome
   }
 
-  /// One line naming chain, member and cause.
+  /// One line naming chain, member and cause, and what ChainBind did about it.
   public var description: String {
-    "ChainBind: chain \(chain), member \(member): \(cause)"
+    "ChainBind: chain \(chain), member \(member): \(cause)\(outcome.map { "; \($0)" } ?? "")"
   }
 }

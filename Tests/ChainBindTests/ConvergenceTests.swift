@@ -424,7 +424,7 @@ struct RefusedAdditionTests {
     let log = ErrorLog()
     chain.onErrorNonisolated(log.handler)
     chain.in(Computed(), \.twice)  // not observable, not writable: refused
-    #expect(log.errors.map(\.cause) == [.notObservableOrWritable])
+    #expect(log.errors.map(\.cause) == [.notObservable])
     let seenOnThread = LockedBox(-1)
     let gauge = Gauge()
     nonisolatedOut(chain, gauge)

@@ -37,6 +37,7 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       let error = try #require(log.errors.first)
       #expect(log.errors.count == 1)
       #expect(error.cause == .notObservable)
+      #expect(error.description.hasSuffix("on:; it only receives"))
       #expect(error.chain == chain.code)
       #expect(error.member.hasPrefix("Plain."))
       #expect(chain.memberCount == 2)
@@ -57,8 +58,9 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
 
       let error = try #require(log.errors.first)
       #expect(log.errors.count == 1)
-      #expect(error.cause == .notObservableOrWritable)
+      #expect(error.cause == .notObservable)
       #expect(error.member == "Plain.readOnlyInt")
+      #expect(error.description.hasSuffix("its key path is read-only: it was not bound"))
       #expect(chain.memberCount == 1)
       model.int = 2
       #expect(log.errors.count == 1)

@@ -719,7 +719,7 @@ struct IsolationEdgeTests {
     onAnotherThread { chain.in(first, \.value) }  // nonisolated: its error waits for main
     chain.in(second, \.computed)  // on the main actor: after the queued one
     await errors.wait { _ in errors.values.count == 2 }
-    #expect(errors.values.map(\.cause) == [.notObservable, .notObservableOrWritable])
+    #expect(errors.values.map(\.cause) == [.notObservable, .notObservable])
     #expect(errors.onMain == [true, true])
     chain.unbind()
   }

@@ -523,7 +523,7 @@ private struct ReferenceModel {
       // "What is observable": reported at bind time (a new chain's head reports to the fallback handler, which
       // this test does not watch); the member still receives when it can.
       if !isHead {
-        errors.append(member.canReceive ? "notObservable" : "notObservableOrWritable")
+        errors.append("notObservable")
       }
       guard member.canReceive else { return }
       member.role = .out
@@ -626,7 +626,6 @@ private final class Recorder {
   func record(_ error: BindingError) {
     switch error.cause {
     case .notObservable: errors.append("notObservable")
-    case .notObservableOrWritable: errors.append("notObservableOrWritable")
     case .conversionFailed: errors.append("conversionFailed")
     case .backConversionFailed: errors.append("backConversionFailed")
     case .chainInactive: errors.append("chainInactive")

@@ -206,7 +206,10 @@ extension ChainCore {
     if role.sends && !isObservable && carried == nil {
       // Reported at bind time; the member still receives when it can.
       let canReceive = member.write != nil
-      report(member.error(canReceive ? .notObservable : .notObservableOrWritable))
+      report(
+        member.error(
+          .notObservable,
+          outcome: canReceive ? "it only receives" : "its key path is read-only: it was not bound"))
       guard canReceive else { return }
       member.role = .out
     }

@@ -158,8 +158,8 @@ final class Member: @unchecked Sendable {
   var label: MemberLabel { access.label }
 
   // An error about this member, in its chain.
-  func error(_ cause: BindingError.Cause) -> BindingError {
-    BindingError(chain: chain.code, member: label.description, cause: cause)
+  func error(_ cause: BindingError.Cause, outcome: String? = nil) -> BindingError {
+    BindingError(chain: chain.code, member: label.description, cause: cause, outcome: outcome)
   }
 
   // A control this member is subscribed to sent the member's event.
