@@ -238,6 +238,33 @@ private final class HeldDelivery {
     #expect(chain.sinkCount == 0)
   }
 
+  // 13.1: a move (adding a property that another chain has) returns while another thread keeps
+  // setting the chain the property leaves or joins, and the property ends in the last chain.
+  @Test func aMemberIsMovedBetweenChainsWhileAnotherThreadKeepsSettingOne() throws {
+    let feed = Feed()
+    let other = Feed()
+    let label = SharedLabel()
+    let busy = Bind.inout(feed, \.x).out(label, \.int)
+    let quiet = Bind.inout(other, \.x)
+    let producer = Producer { index in feed.x = index }
+    let worst = repeatedly { index in
+      if index.isMultiple(of: 2) { busy.out(label, \.int) } else { quiet.out(label, \.int) }
+    }
+    #expect(producer.join())
+    let worstCall = try #require(worst, "a move did not return while the producer ran")
+    #expect(worstCall < 10, "a move took \(worstCall) s")
+    quiet.out(label, \.int)
+    #expect(waitUntilIdle(busy))
+    #expect(waitUntilIdle(quiet))
+    #expect(busy.memberCount == 1)
+    #expect(quiet.memberCount == 2)
+    other.x = -1
+    #expect(label.int == -1)
+    feed.x = -2
+    #expect(label.int == -1)
+    #expect(busy.pendingCount == 0)
+  }
+
   // 13.1: each end of a two-way pair set by its own thread; both calls keep returning, and the
   // ends agree at the end. On 0.3 the worst call took as long as the other thread kept typing.
   //
