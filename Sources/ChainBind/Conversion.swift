@@ -111,7 +111,9 @@ extension Double: BindConvertible {
     case .double(let value): self = value
     case .float(let value): self = Double(value)
     case .string(let text):
-      guard let parsed = Double(text.trimmingBindWhitespace()) else { return nil }
+      // Swift's parser stops at a NUL: "4\0x" would be 4.
+      let number = text.trimmingBindWhitespace()
+      guard !number.utf8.contains(0), let parsed = Double(number) else { return nil }
       self = parsed
     }
   }
@@ -139,7 +141,8 @@ extension Float: BindConvertible {
     case .double(let value): self = Float(value)
     case .float(let value): self = value
     case .string(let text):
-      guard let parsed = Float(text.trimmingBindWhitespace()) else { return nil }
+      let number = text.trimmingBindWhitespace()  // without a NUL, as for `Double`
+      guard !number.utf8.contains(0), let parsed = Float(number) else { return nil }
       self = parsed
     }
   }

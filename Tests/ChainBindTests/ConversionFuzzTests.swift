@@ -38,17 +38,17 @@ private enum Oracle {
   /// `Int(_:)` on the whole trimmed string.
   static func int(_ text: String) -> Int? { Int(trimmed(text)) }
 
-  /// `Double(_:)` on the whole trimmed string (Swift's parser, which stops at a NUL,
-  /// Docs/Semantics.md, "Details and limits").
+  /// `Double(_:)` on the whole trimmed string; one with a NUL is no number (Swift's parser
+  /// stops at it).
   static func double(_ text: String) -> Double? {
     let number = trimmed(text)
-    return Double(number)
+    return number.contains("\0") ? nil : Double(number)
   }
 
   /// `Float(_:)` on the whole trimmed string, as for `Double`.
   static func float(_ text: String) -> Float? {
     let number = trimmed(text)
-    return Float(number)
+    return number.contains("\0") ? nil : Float(number)
   }
 
   /// `true`, `yes`, `1`, `false`, `no`, `0`, in any letter case, trimmed.

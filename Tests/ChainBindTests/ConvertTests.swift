@@ -353,6 +353,10 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
       PrimitiveCase(.string(" 0.5\n"), 0.5),
       PrimitiveCase(.string("0.5x"), nil),
       PrimitiveCase(.string(""), nil),
+      // The whole string: Swift's parser alone stops at a NUL, and read "4\0x" as 4.
+      PrimitiveCase(.string("4\0x"), nil),
+      PrimitiveCase(.string("4\0"), nil),
+      PrimitiveCase(.string(" 0.5\0 "), nil),
       PrimitiveCase(.int(3), 3),
       PrimitiveCase(.bool(true), 1),
       PrimitiveCase(.bool(false), 0),
@@ -369,6 +373,7 @@ private func isBackConversionFailure(_ error: BindingError) -> Bool {
       PrimitiveCase(.double(0.5), 0.5),
       PrimitiveCase(.bool(true), 1),
       PrimitiveCase(.string("x"), nil),
+      PrimitiveCase(.string("4\0x"), nil),
       PrimitiveCase(.none, nil),
     ])
     func floatParsesOrConverts(_ testCase: PrimitiveCase<Float>) {
