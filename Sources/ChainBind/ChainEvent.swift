@@ -62,6 +62,8 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
   public let code: ChainCode
   /// What happened.
   public let kind: Kind
+  // The line quotes the value: the chain's values are `String`s.
+  private let quotesValue: Bool
 
   /// Makes an event; ChainBind makes them for tracers, a test may make its own.
   ///
@@ -69,31 +71,38 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
   ///   - code: The chain's code.
   ///   - kind: What happened.
   public init(code: ChainCode, kind: Kind) {
-    self.code = code
-    self.kind = kind
+    self.init(code: code, kind: kind, quotesValue: false)
   }
 
-  /// The event as one line, as ``Chain/trace(isolation:)`` prints it.
+  init(code: ChainCode, kind: Kind, quotesValue: Bool) {
+    self.code = code
+    self.kind = kind
+    self.quotesValue = quotesValue
+  }
+
+  /// The event as one line, as ``Chain/trace(isolation:)`` prints it; the values of a chain of
+  /// `String`s are quoted.
   ///
   /// ```swift
   /// event.description   // Lottery.winCode#3: filter 0 rejected "1234"
   /// ```
   public var description: String {
-    "\(code): \(kind.text)"
+    "\(code): \(kind.text(quoting: quotesValue))"
   }
 }
 
 extension ChainEvent.Kind {
-  fileprivate var text: String {
-    switch self {
-    case .changeReceived(let from, let value): "change from \(from): \(value)"
-    case .filterRejected(let filter, let value): "filter \(filter) rejected \(value)"
-    case .reverted(let member, let value): "reverted \(member) to \(value)"
-    case .memberWritten(let member, let value): "wrote \(member) = \(value)"
+  fileprivate func text(quoting: Bool) -> String {
+    let text = { (value: String) in quoting ? "\"\(value)\"" : value }
+    return switch self {
+    case .changeReceived(let from, let value): "change from \(from): \(text(value))"
+    case .filterRejected(let filter, let value): "filter \(filter) rejected \(text(value))"
+    case .reverted(let member, let value): "reverted \(member) to \(text(value))"
+    case .memberWritten(let member, let value): "wrote \(member) = \(text(value))"
     case .memberSkipped(let member): "skipped \(member): already equal"
-    case .conversionFailed(let member, let value): "\(value) did not convert for \(member)"
+    case .conversionFailed(let member, let value): "\(text(value)) did not convert for \(member)"
     case .sinkCalled(let key): "called sink \(key)"
-    case .changeQueued(let from, let value): "queued change from \(from): \(value)"
+    case .changeQueued(let from, let value): "queued change from \(from): \(text(value))"
     case .memberAdded(let member, let role): "added \(role) \(member)"
     case .memberMovedAway(let member): "\(member) moved to another chain"
     case .memberRemoved(let member, let why): "removed \(member): \(why)"

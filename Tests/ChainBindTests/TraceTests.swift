@@ -15,15 +15,27 @@ import Testing
       .out(label, \.text)
       .out(mirror, \.text)
       .out(key: "log") { _ in }
-      .trace { events.append($0.kind) }
+    var lines: [String] = []
+    chain.trace {
+      events.append($0.kind)
+      lines.append($0.description)
+    }
     mirror.text = "7"
     model.string = "7"
+    // Values as `String(describing:)`; the lines quote a `String` chain's.
     #expect(
       events == [
-        .changeReceived(from: "Model.string", value: "\"7\""),
-        .memberWritten(member: "Display.text", value: "\"7\""),
+        .changeReceived(from: "Model.string", value: "7"),
+        .memberWritten(member: "Display.text", value: "7"),
         .memberSkipped(member: "Display.text"),
         .sinkCalled(key: "log"),
+      ])
+    #expect(
+      lines == [
+        "\(chain.code): change from Model.string: \"7\"",
+        "\(chain.code): wrote Display.text = \"7\"",
+        "\(chain.code): skipped Display.text: already equal",
+        "\(chain.code): called sink log",
       ])
     chain.unbind()
   }
@@ -58,7 +70,7 @@ import Testing
       .out(model, \.int)
       .trace { events.append($0.kind) }
     field.userTypes("x")
-    #expect(events.contains(.conversionFailed(member: "Model.int", value: "\"x\"")))
+    #expect(events.contains(.conversionFailed(member: "Model.int", value: "x")))
     #expect(!events.contains { if case .memberWritten = $0 { true } else { false } })
     chain.unbind()
   }

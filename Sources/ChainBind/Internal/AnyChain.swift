@@ -57,6 +57,8 @@ class AnyChain: @unchecked Sendable {
   @usableFromInline let active = Atomic<Bool>(true)
   // A tracer is set (Tracing.swift): deliveries take the traced path. Set under `lock`.
   @usableFromInline let traced = Atomic<Bool>(false)
+  // The chain's values are `String`s, which an event's line quotes (Tracing.swift).
+  var valuesAreText: Bool { false }
 
   init(registry: RegistryReference, id: UInt64, head: MemberAccess) {
     self.id = id

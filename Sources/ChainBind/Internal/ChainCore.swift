@@ -12,6 +12,8 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   @inlinable
   final func current(_ held: borrowing Held) -> Value { _current }
 
+  override var valuesAreText: Bool { Value.self == String.self }
+
   @inlinable
   final func setCurrent(_ value: Value, _ held: borrowing Held) { _current = value }
 

@@ -26,7 +26,7 @@ extension AnyChain {
       return (tracer, code)
     }
     guard let traced else { return }
-    traced.tracer(ChainEvent(code: traced.code, kind: kind()))
+    traced.tracer(ChainEvent(code: traced.code, kind: kind(), quotesValue: valuesAreText))
   }
 
   // `member.tracedName`, remembered while the chain is traced.
@@ -79,9 +79,13 @@ extension AnyChain {
   }
 }
 
-// How events and descriptions show a value: a string quoted, anything else as it describes
+// How events show a value (Docs/Semantics.md, "Tracing"); their lines quote a `String`
+// (`ChainEvent.description`).
+func describeValue(_ value: Any) -> String { String(describing: value) }
+
+// How a chain's description shows its value: a string quoted, anything else as it describes
 // itself.
-func describeValue(_ value: Any) -> String {
+func describeQuoted(_ value: Any) -> String {
   if let text = value as? String { return "\"\(text)\"" }
   return String(describing: value)
 }
