@@ -44,7 +44,8 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
     case memberSkipped(member: String)
     /// A value did not convert to a member's type: the member was not written.
     case conversionFailed(member: String, value: String)
-    /// A sink was called; `key` is its key (an owned sink is named by its owner's type).
+    /// A sink was called, also for its first call when added; `key` is its key (an owned sink
+    /// is named by its owner's type).
     case sinkCalled(key: String)
     /// A change arrived while the chain was delivering another one: it waits for its turn.
     case changeQueued(from: String, value: String)

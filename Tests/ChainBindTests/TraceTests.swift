@@ -40,6 +40,24 @@ import Testing
     chain.unbind()
   }
 
+  // A sink's first call, with the chain's value when it is added, is a sink called too.
+  @Test func aSinksFirstCallIsTraced() {
+    final class Screen {}
+    let model = Model()
+    let screen = Screen()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int).trace { events.append($0.kind) }
+    chain.out(key: "log") { _ in }
+    chain.out(key: "later", initial: false) { _ in }
+    chain.out(screen, key: "render") { _, _ in }
+    #expect(
+      events == [
+        .sinkCalled(key: "log"),
+        .sinkCalled(key: "out(Screen)"),
+      ])
+    chain.unbind()
+  }
+
   @Test func aRejectionIsTracedWithItsFilterAndTheRevert() {
     let model = Model(int: 1)
     let label = Plain()

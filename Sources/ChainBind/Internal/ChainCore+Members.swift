@@ -322,6 +322,7 @@ extension ChainCore {
     serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
       member.pendingChanges.store(0, ordering: .relaxed)
       guard initial, member.isAttached else { return }
+      if isTraced { trace(.sinkCalled(key: tracedName(of: member))) }
       var dead: [Member] = []
       write(currentValue, to: member, dead: &dead)
     }

@@ -135,7 +135,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     guard added.added else { return false }
     serialize(toActor: false, workKey: .firstValue(of: sink)) { [self] in
       guard !sink.isRemoved else { return }
-      if initial { sink.body(currentValue) }
+      if initial {
+        if isTraced { trace(.sinkCalled(key: sink.tracedKey)) }
+        sink.body(currentValue)
+      }
       sink.markReady()
     }
     return true
