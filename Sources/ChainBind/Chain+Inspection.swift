@@ -90,8 +90,8 @@ extension Chain: CustomStringConvertible {
   /// let chain = Bind.inout(lottery, \.winCode).out(label, \.text).trace { events.append($0) }
   /// lottery.winCode = "7"
   /// events.map(\.kind)
-  /// // [.changeReceived(from: "Lottery.winCode", value: "\"7\""),
-  /// //  .memberWritten(member: "Label.text", value: "\"7\"")]
+  /// // [.changeReceived(from: "Lottery.winCode", value: "7"),
+  /// //  .memberWritten(member: "Label.text", value: "7")]
   /// ```
   ///
   /// - Parameters:
