@@ -24,6 +24,24 @@ private final class Doubling: Vehicle {
   }
 }
 
+/// A subclass whose override clamps the inherited property, reading it twice; past a limit
+/// (a plain property, which sends nothing) it reads another object's @Bound property too.
+private final class Clamped: Vehicle {
+  let limit = Limit()
+  var isLimited = false
+  override var speed: Int {
+    get {
+      if isLimited { return min(super.speed, limit.value) }
+      return super.speed > 100 ? 100 : super.speed
+    }
+    set { super.speed = newValue }
+  }
+}
+
+private final class Limit {
+  @Bound var value = 50
+}
+
 /// A subclass with a read-only computed property over the inherited @Bound property.
 private final class Parity: Vehicle {
   var parity: Int { speed % 2 }
@@ -168,6 +186,39 @@ private final class Computed {
       #expect(sent.withLock { $0 } == [0, 2])
       doubling.speed = 2
       #expect(sent.withLock { $0 } == [0, 2, 2])
+      chain.unbind()
+    }
+
+    @Test func anOverrideThatReadsTheInheritedPropertyTwiceSendsEverySet() {
+      let clamped = Clamped()
+      let sent = LockedBox<[Int]>([])
+      let chain = Bind.in(clamped, \Clamped.speed).out(key: "k") { value in
+        sent.withLock { $0.append(value) }
+      }
+      clamped.speed = 5
+      clamped.speed = 5
+      clamped.speed = 200
+      clamped.speed = 300
+      #expect(sent.withLock { $0 } == [0, 5, 5, 100, 100])
+      chain.unbind()
+    }
+
+    // Only a set of the property itself is a change when the value is equal: a set of another
+    // dependency the override reads sends what differs, as for any tracked source.
+    @Test func anotherDependencyOfAnOverrideSendsOnlyWhatDiffers() {
+      let clamped = Clamped()
+      let sent = LockedBox<[Int]>([])
+      let chain = Bind.in(clamped, \Clamped.speed).out(key: "k") { value in
+        sent.withLock { $0.append(value) }
+      }
+      clamped.isLimited = true
+      clamped.speed = 80  // min(80, 50): reads `limit.value` from now on
+      clamped.limit.value = 60  // 60: a change
+      clamped.limit.value = 70  // 70
+      clamped.limit.value = 90  // 80: min with the speed
+      clamped.limit.value = 95  // 80 again: no change
+      clamped.speed = 80  // a set of the property: sent, though equal
+      #expect(sent.withLock { $0 } == [0, 50, 60, 70, 80, 80])
       chain.unbind()
     }
 

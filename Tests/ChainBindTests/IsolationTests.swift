@@ -720,6 +720,7 @@ struct IsolationEdgeTests {
     chain.in(second, \.computed)  // on the main actor: after the queued one
     await errors.wait { _ in errors.values.count == 2 }
     #expect(errors.values.map(\.cause) == [.notObservable, .notObservable])
+    #expect(errors.values.map(\.member) == ["Plain.value", "Plain.<computed Double>"])
     #expect(errors.onMain == [true, true])
     chain.unbind()
   }

@@ -523,7 +523,7 @@ private struct ReferenceModel {
       // "What is observable": reported at bind time (a new chain's head reports to the fallback handler, which
       // this test does not watch); the member still receives when it can.
       if !isHead {
-        errors.append("notObservable")
+        errors.append(member.canReceive ? "notObservable" : "notObservable, not bound")
       }
       guard member.canReceive else { return }
       member.role = .out
@@ -625,7 +625,9 @@ private final class Recorder {
 
   func record(_ error: BindingError) {
     switch error.cause {
-    case .notObservable: errors.append("notObservable")
+    case .notObservable:
+      let bound = !error.description.hasSuffix("it was not bound")
+      errors.append(bound ? "notObservable" : "notObservable, not bound")
     case .conversionFailed: errors.append("conversionFailed")
     case .backConversionFailed: errors.append("backConversionFailed")
     case .chainInactive: errors.append("chainInactive")

@@ -141,8 +141,48 @@ private final class CounterPanel {
   }
 }
 
+@Observable
+private final class Theme {
+  var suffix = ""
+}
+
+private class Account {
+  @Bound var name = "a"
+  init() {}
+}
+
+/// Overrides the path's last `@Bound` property with a getter that reads an `@Observable` one.
+private final class StyledAccount: Account {
+  let theme = Theme()
+  override var name: String {
+    get { super.name + theme.suffix }
+    set { super.name = newValue }
+  }
+}
+
+private final class Session {
+  @Bound var account: Account = StyledAccount()
+}
+
 @Suite("Tracked sources: @Observable together with @Bound")
 struct MixedSourceTests {
+  // A path of `@Bound` properties through an object of a subclass that overrides one with a
+  // getter of its own is not taken for the properties alone: the override's `@Observable`
+  // read is watched, and a set of the last property reads the override.
+  @Test("an override along a @Bound path is read, with what it reads")
+  func overrideAlongABoundPathIsRead() throws {
+    let session = Session()
+    let styled = try #require(session.account as? StyledAccount)
+    let sent = LockedBox<[String]>([])
+    let chain = Bind.in(session, \.account.name).out(key: "k") { value in
+      sent.withLock { $0.append(value) }
+    }
+    styled.theme.suffix = "!"
+    session.account.name = "b"
+    #expect(sent.withLock { $0 } == ["a", "a!", "b!"])
+    chain.unbind()
+  }
+
   @Test("changes of a @Bound dependency do not multiply the @Observable watches")
   func oneReadPerObservableChange() {
     let mixed = Mixed()

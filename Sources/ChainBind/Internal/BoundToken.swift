@@ -244,10 +244,16 @@ final class BoundProbe: @unchecked Sendable {
   @exclusivity(unchecked) private(set) var isBoundPath = false
   // The read accessed properties of `@Observable` classes: their callback's ticket.
   @exclusivity(unchecked) private(set) var observationTicket: ObservationTicket?
-  // The read touched one @Bound property only, the member's own inherited one through a
-  // subclass key path (`visit`): every set of it is a change (Tracking.swift).
-  @exclusivity(unchecked) private(set) var readsInheritedProperty = false
+  // The read touched one @Bound property only (however often), of the member's own object and
+  // type, declared in a superclass of the key path's root, which is writable: the member's own
+  // property, seen through a subclass key path (`visit`), and every set of it is a change
+  // (Tracking.swift, `TrackedSource.ownToken`). Its token.
+  @exclusivity(unchecked) private(set) var inheritedToken: BoundToken?
+  // The first @Bound property the read touched is such a property.
   @exclusivity(unchecked) private var firstStepIsInherited = false
+  // Every object whose @Bound property the read touched is of exactly the property's class:
+  // no subclass along a path may override one with a getter of its own (`isBoundPath`).
+  @exclusivity(unchecked) private var stepsAreDeclaredClasses = true
   @exclusivity(unchecked) private(set) var storageKeyPath: AnyKeyPath?
   // The token the storage held before the probe: the one an undone install puts back.
   @exclusivity(unchecked) private(set) var replacedToken: BoundToken?
@@ -330,10 +336,12 @@ final class BoundProbe: @unchecked Sendable {
     }
     probe.isTracked = !probe.installed && (touched > 0 || ticket != nil)
     if probe.isTracked { probe.firstRead = value }
-    probe.readsInheritedProperty =
-      probe.isTracked && ticket == nil && touched == 1 && probe.pathSteps.count == 1
-      && probe.firstStepIsInherited && keyPath is ReferenceWritableKeyPath<Object, Target>
-    if probe.isTracked, ticket == nil, probe.pathSteps.count > 1,
+    if probe.isTracked, touched == 1, probe.firstStepIsInherited,
+      keyPath is ReferenceWritableKeyPath<Object, Target>
+    {
+      probe.inheritedToken = probe.collector?.tokens.first
+    }
+    if probe.isTracked, ticket == nil, probe.pathSteps.count > 1, probe.stepsAreDeclaredClasses,
       probe.pathSteps.count == probe.collector?.tokens.count, probe.readsPath(keyPath)
     {
       probe.isBoundPath = true
@@ -424,6 +432,7 @@ final class BoundProbe: @unchecked Sendable {
       {
         firstStepIsInherited = root is EnclosingSelf.Type
       }
+      if type(of: instance) != EnclosingSelf.self { stepsAreDeclaredClasses = false }
       pathSteps.append(step)
       return collectorInUse.visit(existing)
     }

@@ -238,7 +238,7 @@ extension ChainCore {
       makeTracked(
         member, of: object, reading: thunks.read, comparing: thunks.isEqual,
         firstRead: probe.firstRead, watch: probe.observationTicket, isBoundPath: probe.isBoundPath,
-        receivesFirstValue: member.role.receives && !isHead)
+        receivesFirstValue: member.role.receives && !isHead, ownToken: probe.inheritedToken)
     }
     switch registry.attach(
       member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)
@@ -255,11 +255,7 @@ extension ChainCore {
       return
     }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
-    if isTracked {
-      startTracking(
-        member, adopting: probe?.observationTicket,
-        sendsEverySet: probe?.readsInheritedProperty == true)
-    }
+    if isTracked { startTracking(member, adopting: probe?.observationTicket) }
     if case .control(let subscribe) = source {
       subscribe(member)
     } else if let isControl {

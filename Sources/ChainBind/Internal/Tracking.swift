@@ -11,7 +11,8 @@ import Synchronization
 // @Bound properties other than its own one-step property (a nested path, a computed property)
 // observes every @Bound property the read touched. A change of any of them makes the member read
 // its key path again, on the changing thread, collecting the properties anew, and send the value
-// when it differs from the one it last read.
+// when it differs from the one it last read (or, for a set of its own property seen through a
+// subclass key path, `ownToken`, always).
 
 // Collects the @Bound properties one read touches, on the reading thread. The getters report to
 // it through `BoundProbe` (BoundToken.swift), which the same thread-local pointer reaches.
@@ -153,9 +154,12 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) private var readsAgain = false
   // The next read sends what it reads even when it is the last value (`rereadOtherwise`).
   @exclusivity(unchecked) private var sendsAnyway = false
-  // Every read after the first sends what it reads: the member is an inherited `@Bound`
-  // property through a subclass key path, and every set of it is a change (`startTracking`).
-  @exclusivity(unchecked) fileprivate var sendsEveryRead = false
+  // The token of the member's own `@Bound` property, reached through a subclass key path
+  // (`BoundProbe.inheritedToken`), by address: every set of it is a change, and the read it
+  // starts sends what it reads (`ownPropertySet`). It lives as long as the membership.
+  private let ownToken: UnsafeRawPointer?
+  // That property was set since the last read.
+  private let ownPropertySet = Atomic<Bool>(false)
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
   // Set by the delivering thread while it reads the path back after writing it (an echo).
@@ -202,9 +206,11 @@ final class TrackedSource: @unchecked Sendable {
 
   init(
     member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
+    ownToken: BoundToken?,
     reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?) -> Bool
   ) {
     state = SpinLocked(State(member: member))
+    self.ownToken = ownToken.map { UnsafeRawPointer(Unretained($0).address) }
     self.isBoundPath = isBoundPath
     self.readsObservable = readsObservable
     self.sendsFirstRead = sendsFirstRead
@@ -410,6 +416,7 @@ final class TrackedSource: @unchecked Sendable {
     if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
       read(member, sending: true, collecting: false, leafValue: value)
     } else {
+      noteSet(of: token)
       reread(member, isDeliveringHere)
     }
   }
@@ -419,6 +426,7 @@ final class TrackedSource: @unchecked Sendable {
   private func rereadOtherwise(
     _ work: AnyChain.OwnWork, _ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?
   ) {
+    noteSet(of: token)  // before the re-read is queued: it may merge into one waiting
     let chain = member.chain
     if work == .begunAfterDrain {
       // What was queued for the chain's actor was delivered first, without writing the member
@@ -448,6 +456,14 @@ final class TrackedSource: @unchecked Sendable {
       toActor: toActor,
       now: { rereadInDelivery(member, token, value, isDeliveringHere: $0) },
       later: { queuedReread(member) })
+  }
+
+  // `token` was set: when it is the member's own property's, the next read sends.
+  private func noteSet(of token: BoundToken?) {
+    guard let ownToken, let token, UnsafeRawPointer(Unretained(token).address) == ownToken else {
+      return
+    }
+    ownPropertySet.store(true, ordering: .releasing)
   }
 
   // The re-read to queue for `member`; nil when one waits already (it reads the latest).
@@ -514,7 +530,7 @@ final class TrackedSource: @unchecked Sendable {
   // Whether this read sends what it reads anyway; the reads nested in it compare.
   func takeSendsAnyway() -> Bool {
     defer { sendsAnyway = false }
-    return sendsAnyway || sendsEveryRead
+    return sendsAnyway || (ownToken != nil && ownPropertySet.exchange(false, ordering: .acquiring))
   }
 
   // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
@@ -632,7 +648,8 @@ extension ChainCore {
   func makeTracked<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
     comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool, firstRead: Any?,
-    watch: ObservationTicket?, isBoundPath: Bool, receivesFirstValue: Bool
+    watch: ObservationTicket?, isBoundPath: Bool, receivesFirstValue: Bool,
+    ownToken: BoundToken?
   ) {
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
@@ -666,26 +683,20 @@ extension ChainCore {
     }
     member.tracked = TrackedSource(
       member: member, readsObservable: watch != nil, isBoundPath: isBoundPath,
-      sendsFirstRead: last.isEquatable && !receivesFirstValue, reread: reread)
+      sendsFirstRead: last.isEquatable && !receivesFirstValue, ownToken: ownToken,
+      reread: reread)
   }
 
   // Begins tracking `member`, attached: adopts the binding's `watch`, if any, and reads the key
   // path once more to collect what it observes (the probe's read may have left a token in place
   // that an undone install replaced).
-  // `sendsEverySet`: the key path is an inherited `@Bound` property through a subclass key path
-  // (`BoundProbe.readsInheritedProperty`). Read again at each set, as an override of it may give
-  // another value, but sent every time, as the property's own member would be (Docs/Semantics.md,
-  // "What is observable"); the first read compares, with binding's read.
-  func startTracking(
-    _ member: Member, adopting watch: ObservationTicket?, sendsEverySet: Bool = false
-  ) {
+  func startTracking(_ member: Member, adopting watch: ObservationTicket?) {
     guard let source = member.tracked else { return }
     // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
     SchedulePoint.reach()
     watch?.adopt(by: source)
     serialize(toActor: false, workKey: .firstRead(of: member)) {
       source.read(member, sending: source.sendsFirstRead)
-      if sendsEverySet { source.sendsEveryRead = true }
     }
   }
 }
