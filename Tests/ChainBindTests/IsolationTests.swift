@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Observation
 import Testing
 
 // Docs/Semantics.md, "Isolation": a chain to which something was added from an actor's
@@ -103,6 +104,24 @@ private actor Worker {
 private final class Label: @unchecked Sendable {
   var value = 0.0
   var text = ""
+}
+
+private class SpeedBase: @unchecked Sendable {
+  @Bound var speed = 1
+}
+
+@Observable
+private final class SpeedCap: @unchecked Sendable {
+  var value = 50
+}
+
+/// Overrides the inherited `@Bound` property with a getter that also reads an `@Observable` one.
+private final class CappedSpeed: SpeedBase, @unchecked Sendable {
+  let cap = SpeedCap()
+  override var speed: Int {
+    get { min(super.speed, cap.value) }
+    set { super.speed = newValue }
+  }
 }
 
 @Suite("Isolation: main-actor chains deliver on the main actor")
@@ -230,6 +249,36 @@ struct MainActorIsolationTests {
     #expect(chain.currentValue == expected)
     #expect(feed.x == expected)
     #expect(gauge.inner.raw == expected)
+    chain.unbind()
+  }
+
+  // An inherited `@Bound` property bound through a subclass key path, set on the actor after a
+  // change was queued for the actor: that change is delivered first, then the member's value,
+  // here the chain's already, so not sent. Nothing of the set is left over: a later change of
+  // the `@Observable` property its override reads sends only what differs (it sent the equal
+  // value).
+  @Test
+  @MainActor
+  func anInheritedPropertySetOnTheActorAfterChangesQueuedForItLeavesNothingOver() async {
+    final class Feed: @unchecked Sendable {
+      @Bound var x = 1
+    }
+    let feed = Feed()
+    let capped = CappedSpeed()
+    let chain = Bind.inout(feed, \.x).inout(capped, \CappedSpeed.speed)
+    let log = Mutex<[Int]>([])
+    chain.out(key: "log") { value in log.withLock { $0.append(value) } }
+    log.withLock { $0 = [] }
+    onAnotherThread { feed.x = 5 }  // queued for the main actor, which this test holds
+    capped.speed = 5
+    #expect(await waitUntilIdle(chain))
+    #expect(log.withLock { $0 } == [5])
+    capped.cap.value = 40  // min(5, 40) is 5: no change
+    #expect(await waitUntilIdle(chain))
+    #expect(log.withLock { $0 } == [5])
+    capped.speed = 5  // the property itself: a change, though equal
+    #expect(await waitUntilIdle(chain))
+    #expect(log.withLock { $0 } == [5, 5])
     chain.unbind()
   }
 

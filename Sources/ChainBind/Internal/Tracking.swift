@@ -12,7 +12,7 @@ import Synchronization
 // observes every @Bound property the read touched. A change of any of them makes the member read
 // its key path again, on the changing thread, collecting the properties anew, and send the value
 // when it differs from the one it last read (or, for a set of its own property seen through a
-// subclass key path, `ownToken`, always).
+// subclass key path, `ownToken`, also when equal; not in a batch, nor after a drain).
 
 // Collects the @Bound properties one read touches, on the reading thread. The getters report to
 // it through `BoundProbe` (BoundToken.swift), which the same thread-local pointer reaches.
@@ -154,10 +154,11 @@ final class TrackedSource: @unchecked Sendable {
   @exclusivity(unchecked) private var readsAgain = false
   // The next read sends what it reads even when it is the last value (`rereadOtherwise`).
   @exclusivity(unchecked) private var sendsAnyway = false
-  // The token of the member's own `@Bound` property, reached through a subclass key path
-  // (`BoundProbe.inheritedToken`), by address: every set of it is a change, and the read it
-  // starts sends what it reads (`ownPropertySet`). It lives as long as the membership.
-  private let ownToken: UnsafeRawPointer?
+  // The address of the token of the member's own `@Bound` property, reached through a subclass
+  // key path (`BoundProbe.inheritedToken`): every set of it is a change, and the read it starts
+  // sends what it reads (`ownPropertySet`). 0 when none, or once it died (`tokenEnded`): a new
+  // token may have its address.
+  private let ownToken: Atomic<UInt>
   // That property was set since the last read.
   private let ownPropertySet = Atomic<Bool>(false)
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
@@ -210,7 +211,7 @@ final class TrackedSource: @unchecked Sendable {
     reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?) -> Bool
   ) {
     state = SpinLocked(State(member: member))
-    self.ownToken = ownToken.map { UnsafeRawPointer(Unretained($0).address) }
+    self.ownToken = Atomic(ownToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
     self.isBoundPath = isBoundPath
     self.readsObservable = readsObservable
     self.sendsFirstRead = sendsFirstRead
@@ -460,9 +461,8 @@ final class TrackedSource: @unchecked Sendable {
 
   // `token` was set: when it is the member's own property's, the next read sends.
   private func noteSet(of token: BoundToken?) {
-    guard let ownToken, let token, UnsafeRawPointer(Unretained(token).address) == ownToken else {
-      return
-    }
+    let own = ownToken.load(ordering: .relaxed)
+    guard own != 0, let token, UInt(bitPattern: Unretained(token).address) == own else { return }
     ownPropertySet.store(true, ordering: .releasing)
   }
 
@@ -470,7 +470,9 @@ final class TrackedSource: @unchecked Sendable {
   private func queuedReread(_ member: Member) -> (() -> Void)? {
     guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
     return {
-      self.isRereadQueued.store(false, ordering: .releasing)
+      // Exchanged, not stored: a set that finds it still true has noted what it set before
+      // (`noteSet`), and this read, after it, sees that.
+      _ = self.isRereadQueued.exchange(false, ordering: .acquiringAndReleasing)
       self.reread(member, false)
     }
   }
@@ -530,7 +532,11 @@ final class TrackedSource: @unchecked Sendable {
   // Whether this read sends what it reads anyway; the reads nested in it compare.
   func takeSendsAnyway() -> Bool {
     defer { sendsAnyway = false }
-    return sendsAnyway || (ownToken != nil && ownPropertySet.exchange(false, ordering: .acquiring))
+    // Taken whatever `sendsAnyway` says: left set, it would make a later read send.
+    let ownSet =
+      ownToken.load(ordering: .relaxed) != 0
+      && ownPropertySet.exchange(false, ordering: .acquiring)
+    return sendsAnyway || ownSet
   }
 
   // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
@@ -540,6 +546,8 @@ final class TrackedSource: @unchecked Sendable {
   // An observed token is being deallocated, with its object. When that object was the member's
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
   func tokenEnded(_ token: BoundToken) {
+    let address = UInt(bitPattern: Unretained(token).address)
+    _ = ownToken.compareExchange(expected: address, desired: 0, ordering: .relaxed)
     state.withLock { state in state.dependencies.removeAll { $0.refers(to: token) } }
     observationsMoved.store(true, ordering: .releasing)
     collector.addressesMislead.store(true, ordering: .releasing)
