@@ -1,8 +1,8 @@
 @_spi(Testing) import ChainBind
 import Dispatch
 import Foundation
-import Synchronization
 import Observation
+import Synchronization
 import Testing
 
 // Docs/Semantics.md, "Isolation": a chain to which something was added from an actor's
