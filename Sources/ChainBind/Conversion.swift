@@ -111,9 +111,7 @@ extension Double: BindConvertible {
     case .double(let value): self = value
     case .float(let value): self = Double(value)
     case .string(let text):
-      // Swift's parser stops at a NUL: "4\0x" would be 4.
-      let number = text.trimmingBindWhitespace()
-      guard !number.utf8.contains(0), let parsed = Double(number) else { return nil }
+      guard let number = text.bindNumberText, let parsed = Double(number) else { return nil }
       self = parsed
     }
   }
@@ -141,8 +139,7 @@ extension Float: BindConvertible {
     case .double(let value): self = Float(value)
     case .float(let value): self = value
     case .string(let text):
-      let number = text.trimmingBindWhitespace()  // without a NUL, as for `Double`
-      guard !number.utf8.contains(0), let parsed = Float(number) else { return nil }
+      guard let number = text.bindNumberText, let parsed = Float(number) else { return nil }
       self = parsed
     }
   }
@@ -240,6 +237,14 @@ extension Optional: BindConvertible where Wrapped: BindConvertible {
 }
 
 extension StringProtocol {
+  /// The text a floating-point number is parsed from: trimmed, and nil when it has a NUL, at
+  /// which Swift's parser stops (`"4\0x"` would be 4).
+  @usableFromInline
+  var bindNumberText: SubSequence? {
+    let number = trimmingBindWhitespace()
+    return number.utf8.contains(0) ? nil : number
+  }
+
   /// The text without leading and trailing whitespace, as a slice (no copy).
   @usableFromInline
   func trimmingBindWhitespace() -> SubSequence {

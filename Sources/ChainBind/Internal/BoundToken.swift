@@ -423,8 +423,9 @@ final class BoundProbe: @unchecked Sendable {
     // Any other @Bound property the read touches is a dependency of a tracked member: the
     // storage is written only to give it a token it lacks. Only the member's own property, by
     // key path: through a subclass key path, an inherited property and an override of it look
-    // the same (the key path names the declaring class), so both are tracked; they are told
-    // from a computed property by what the read touched and by being writable.
+    // the same (the key path names the declaring class), so both are tracked. A read-only
+    // computed property over it alone is told from them by its key path; one with a setter is
+    // not (Docs/Semantics.md, "What is observable").
     let step = wrappedKeyPath()
     guard objectID == ObjectIdentifier(instance), step == keyPath else {
       if pathSteps.isEmpty, objectID == ObjectIdentifier(instance), valueType == Value.self,
