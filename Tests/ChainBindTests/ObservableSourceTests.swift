@@ -164,6 +164,21 @@ private final class Session {
   @Bound var account: Account = StyledAccount()
 }
 
+/// Overrides the path's last `@Bound` property with a getter that reads another `@Bound` one.
+private final class NicknamedAccount: Account {
+  @Bound var nick = "n"
+  override var name: String {
+    get { "\(super.name) aka \(nick)" }
+    set { super.name = newValue }
+  }
+}
+
+/// A path of `@Bound` properties through objects of their declaring classes, until a link is
+/// replaced.
+private final class PlainSession {
+  @Bound var account = Account()
+}
+
 @Suite("Tracked sources: @Observable together with @Bound")
 struct MixedSourceTests {
   // A path of `@Bound` properties through an object of a subclass that overrides one with a
@@ -180,6 +195,32 @@ struct MixedSourceTests {
     styled.theme.suffix = "!"
     session.account.name = "b"
     #expect(sent.withLock { $0 } == ["a", "a!", "b!"])
+    chain.unbind()
+  }
+
+  // A link replaced by an object of a subclass is read through the override from then on, with
+  // what the override reads; a plain object again takes the leaf's value.
+  @Test("a link replaced by a subclass object is read through its override")
+  func linkReplacedBySubclassObject() {
+    let session = PlainSession()
+    let sent = LockedBox<[String]>([])
+    let chain = Bind.in(session, \.account.name).out(key: "k") { value in
+      sent.withLock { $0.append(value) }
+    }
+    let nicknamed = NicknamedAccount()
+    session.account = nicknamed
+    nicknamed.nick = "x"
+    nicknamed.name = "b"
+    let styled = StyledAccount()
+    session.account = styled
+    styled.theme.suffix = "!"
+    styled.name = "c"
+    let plain = Account()
+    session.account = plain
+    plain.name = "d"
+    #expect(
+      sent.withLock { $0 }
+        == ["a", "a aka n", "a aka x", "b aka x", "a", "a!", "c!", "a", "d"])
     chain.unbind()
   }
 

@@ -406,7 +406,10 @@ final class BoundProbe: @unchecked Sendable {
     let bits = UInt(bitPattern: address)
     if bits & 1 != 0, let collector = UnsafeRawPointer(bitPattern: bits & ~1) {
       // A tracked member's read (the common case): every property is a dependency.
-      return Unretained<DependencyCollector>(address: collector).with { $0.visit(existing) }
+      let isDeclaredClass = type(of: instance) == EnclosingSelf.self
+      return Unretained<DependencyCollector>(address: collector).with {
+        $0.visit(existing, isDeclaredClass: isDeclaredClass)
+      }
     }
     return Unretained<BoundProbe>(address: address).with { probe in
       probe.visit(instance, wrapped: wrappedKeyPath(), storage: storageKeyPath(), token: existing)
@@ -433,9 +436,10 @@ final class BoundProbe: @unchecked Sendable {
       {
         firstStepIsInherited = root is EnclosingSelf.Type
       }
-      if type(of: instance) != EnclosingSelf.self { stepsAreDeclaredClasses = false }
+      let isDeclaredClass = type(of: instance) == EnclosingSelf.self
+      if !isDeclaredClass { stepsAreDeclaredClasses = false }
       pathSteps.append(step)
-      return collectorInUse.visit(existing)
+      return collectorInUse.visit(existing, isDeclaredClass: isDeclaredClass)
     }
     visits += 1
     // The member's closures take a value of the member's type: only a property of that type.

@@ -58,8 +58,8 @@ final class Member: @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) var role: MemberRole
   // Set while the chain writes this member: the member's own notification of that write is not
   // a change (no echo). A `@Bound` setter notifies once and that clears the flag, so a setter
-  // that sets the property again (a clamp in `didSet`) is a change; a control's events are
-  // ignored until the write returns.
+  // that sets the property again (a clamp in `didSet`) is a change; a control's events, and a
+  // tracked member's notifications, are ignored until the write returns (`echoHeld`).
   // In a chain isolated to an actor, touched on the actor, and off it only by the thread that
   // writes the member as the chain (`ChainIsolation.admission`): another change made elsewhere
   // is queued before this flag is read.
@@ -71,6 +71,9 @@ final class Member: @unchecked Sendable {
   // Set on the actor when the member's change was found to be made there, so that delivering it
   // does not ask again; cleared by that delivery.
   @usableFromInline @exclusivity(unchecked) var isAdmittedHere = false
+  // A tracked member notified while the chain wrote it (its setter may set several
+  // properties): it reads its path back once the write returns, by the writing thread.
+  @usableFromInline @exclusivity(unchecked) var echoHeld = false
 
   init(object: AnyObject, access: MemberAccess, chain: AnyChain, role: MemberRole) {
     self.object = object
@@ -101,6 +104,15 @@ final class Member: @unchecked Sendable {
   // own write (`ChainIsolation.admission`). Compared by address only.
   static let syncedHere = ThreadLocalPointer()
   var isSyncedHere: Bool { Self.syncedHere.value == Unretained(self).address }
+
+  // The chain's write of this tracked member returned: what it reads now is sent when it is not
+  // the value written (a setter that corrects it).
+  @usableFromInline
+  @inline(never)
+  func readBackHeldEcho() {
+    echoHeld = false
+    tracked?.readBack(self)
+  }
 
   // The property's identity, for join, move and unbind.
   var keyPath: AnyKeyPath { access.keyPath }

@@ -143,6 +143,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     member.isWriting = true
     object[keyPath: keyPath] = value
     member.isWriting = false
+    if _slowPath(member.echoHeld) { member.readBackHeldEcho() }
     // A control sends what it reads when its event fires: a change of it made before this
     // write and still to be delivered no longer is what it holds (`Member.isOverwritten`; a
     // `@Bound` member is marked by its setter's echo).

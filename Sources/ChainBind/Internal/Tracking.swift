@@ -31,6 +31,9 @@ final class DependencyCollector {
   // member observes it.
   @exclusivity(unchecked) private(set) var tokens: ContiguousArray<BoundToken> = []
   @exclusivity(unchecked) private var diverged = false
+  // The read (the last one, once it ended) reached a property through an object of a subclass
+  // of its declaring class, which may override a property along the path (`TrackedSource.collect`).
+  @exclusivity(unchecked) private(set) var readSubclassObject = false
   // The member reading: it observes a property new to it as the read reaches it, before the
   // value is read, so that a change made at any moment after that leads to a re-read
   // (Docs/Semantics.md, "Tracked sources"). Unowned: the member owns this collector, or holds
@@ -47,6 +50,7 @@ final class DependencyCollector {
   func begin(for source: TrackedSource?) {
     end()
     self.source = source
+    readSubclassObject = false
     // Cleared only where a read brought the observations up to date (`TrackedSource.collect`):
     // a token may die at any moment.
     if source?.observationsMayHaveMoved == true { addressesMislead.store(true, ordering: .relaxed) }
@@ -75,9 +79,10 @@ final class DependencyCollector {
     return tokens
   }
 
-  // A @Bound property was read: observe it through its storage's token. Returns the token to
-  // install when the storage has none.
-  func visit(_ existing: BoundToken?) -> BoundToken? {
+  // A @Bound property was read, of an object of exactly its declaring class or not: observe it
+  // through its storage's token. Returns the token to install when the storage has none.
+  func visit(_ existing: BoundToken?, isDeclaredClass: Bool) -> BoundToken? {
+    if !isDeclaredClass { readSubclassObject = true }
     guard let existing else {
       let token = BoundToken()
       record(token)
@@ -224,6 +229,8 @@ final class TrackedSource: @unchecked Sendable {
   func collect<Value>(_ read: () -> Value) -> Value {
     let wasReading = isReading
     let collector = wasReading ? DependencyCollector() : self.collector
+    // A link now an object of a subclass may be read by an override (`readSubclassObject`).
+    let readsBoundOnly = isBoundPath && !self.collector.readSubclassObject
     isReading = true
     defer { isReading = wasReading }
     collector.begin(for: self)
@@ -247,25 +254,15 @@ final class TrackedSource: @unchecked Sendable {
       #if os(Linux)
         cancelKeptWatch(armed: ticket != nil)
       #endif
-    } else if isBoundPath {
-      value = collecting()  // `@Bound` getters only: no `@Observable` property to look for
-    } else {
-      let accessed: Bool
-      let count = observedChanges.load(ordering: .sequentiallyConsistent)
-      (value, accessed) = ObservationTicket.detecting(for: self, collecting)
-      if accessed {
-        // Read again, watched this time: the first read's watch only fires once, at no cost;
-        // it counts a change it sees coming meanwhile, which this read then reads again.
-        watchCounts = collector.touchedAny
+    } else if readsBoundOnly {
+      value = collecting()  // `@Bound` getters only: nothing `@Observable` to look for
+      if collector.readSubclassObject {
+        // An object of a subclass, whose override may read something else: read again, looking.
         collector.begin(for: self)
-        (value, _) = ObservationTicket.observing(
-          for: self, countsChanges: watchCounts, collecting)
-        readUnderObservation(ended: count)
-        readsObservable = true
+        value = looking(collector, &watchCounts, collecting)
       }
-      #if os(Linux)
-        if keepsWatch.load(ordering: .relaxed) { cancelKeptWatch(armed: accessed) }
-      #endif
+    } else {
+      value = looking(collector, &watchCounts, collecting)
     }
     // Chosen from the read before: a read that touched `@Bound` properties with a watch that
     // counts nothing reads again, to arm one that counts (`ObservationTicket.observing`).
@@ -279,6 +276,29 @@ final class TrackedSource: @unchecked Sendable {
       if wasReading { observationsMoved.store(true, ordering: .releasing) }
     }
     collector.end()
+    return value
+  }
+
+  // `collect`'s read that looks for an `@Observable` property, which the last read did not
+  // access, and watches it when it finds one.
+  @inline(__always)
+  private func looking<Value>(
+    _ collector: DependencyCollector, _ watchCounts: inout Bool, _ collecting: () -> Value
+  ) -> Value {
+    let count = observedChanges.load(ordering: .sequentiallyConsistent)
+    var (value, accessed) = ObservationTicket.detecting(for: self, collecting)
+    if accessed {
+      // Read again, watched this time: the first read's watch only fires once, at no cost;
+      // it counts a change it sees coming meanwhile, which this read then reads again.
+      watchCounts = collector.touchedAny
+      collector.begin(for: self)
+      (value, _) = ObservationTicket.observing(for: self, countsChanges: watchCounts, collecting)
+      readUnderObservation(ended: count)
+      readsObservable = true
+    }
+    #if os(Linux)
+      if keepsWatch.load(ordering: .relaxed) { cancelKeptWatch(armed: accessed) }
+    #endif
     return value
   }
 
@@ -411,6 +431,7 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   // `token` set to the value at `value`, when known (`dependencyChanged`).
+  @inline(__always)
   private func rereadInDelivery(
     _ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?, isDeliveringHere: Bool
   ) {
@@ -478,12 +499,12 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   // Whether `token`, just set, is the last property of the member's path, which is @Bound
-  // properties one after another (`\.a.b.c`): then its new value is the member's, and else the
-  // path reads the same properties as last time: its read needs no collection. Only when nothing else changed since the last read
-  // (a link's re-read may wait), and not for the chain's own write (an echo, `reread`). Inside
-  // the chain's delivery.
+  // properties one after another (`\.a.b.c`), each read through an object of its declaring
+  // class (a subclass's override may read more): then its new value is the member's. Only when
+  // nothing else changed since the last read (a link's re-read may wait), and not for the
+  // chain's own write (an echo, `reread`). Inside the chain's delivery.
   private func isPathLeaf(_ token: BoundToken, _ member: Member, isDeliveringHere: Bool) -> Bool {
-    guard isBoundPath, !isReading else { return false }
+    guard isBoundPath, !isReading, !collector.readSubclassObject else { return false }
     return !(isDeliveringHere && member.isWriting)
       && !isRereadQueued.load(ordering: .acquiring)
       && !observationsMoved.load(ordering: .acquiring)
@@ -491,20 +512,24 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   private func reread(_ member: Member, _ isDeliveringHere: Bool) {
-    // The chain writing through the member's own path, on this thread: its first notification
-    // is not a change (no echo), but the value and the properties read are refreshed. As for a
-    // one-step member, a setter that sets again (a clamp) is a change. The same property set
-    // meanwhile by another thread is a change (Docs/Semantics.md, "Re-entrancy").
+    // The chain writing through the member's own path, on this thread: its notifications are not
+    // a change (no echo). A setter may set several properties: the path is read back once the
+    // write returns (`readBack`). The same property set meanwhile by another thread is a change
+    // (Docs/Semantics.md, "Re-entrancy").
     if isDeliveringHere && member.isWriting {
-      member.isWriting = false
-      // Sent only when it is not what the delivery wrote: another thread may have changed the
-      // path since (ChainCore.enqueue).
-      isEchoRead = true
-      read(member, sending: true)
-      isEchoRead = false
+      member.echoHeld = true
     } else {
       read(member, sending: true)
     }
+  }
+
+  // The chain's write of the member returned: the value and the properties read are refreshed,
+  // and the value is sent only when it is not what the delivery wrote (a setter that corrects
+  // it; another thread may have changed the path since: ChainCore.enqueue). In the delivery.
+  func readBack(_ member: Member) {
+    isEchoRead = true
+    read(member, sending: true)
+    isEchoRead = false
   }
 
   // Reads the member's key path again, observing what it reads (unless `collecting` is false:
