@@ -63,7 +63,16 @@ final class Member: @unchecked Sendable {
   // In a chain isolated to an actor, touched on the actor, and off it only by the thread that
   // writes the member as the chain (`ChainIsolation.admission`): another change made elsewhere
   // is queued before this flag is read.
-  @usableFromInline @exclusivity(unchecked) var isWriting = false
+  @inlinable var isWriting: Bool {
+    get { writeState != 0 }
+    set { writeState = newValue ? 1 : 0 }
+  }
+  // `isWriting`, and whether a tracked member was notified while the chain wrote it (its
+  // setter may set several properties): 2, and it reads its path back once the write returns.
+  // One byte: a second field would make every member larger.
+  @usableFromInline @exclusivity(unchecked) var writeState: UInt8 = 0
+  @inlinable var echoHeld: Bool { writeState == 2 }
+  func holdEcho() { writeState = 2 }
   @usableFromInline let attached = Atomic<Bool>(true)
   // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
   // are written, and not counted as a member. Set before the member is published.
@@ -71,9 +80,6 @@ final class Member: @unchecked Sendable {
   // Set on the actor when the member's change was found to be made there, so that delivering it
   // does not ask again; cleared by that delivery.
   @usableFromInline @exclusivity(unchecked) var isAdmittedHere = false
-  // A tracked member notified while the chain wrote it (its setter may set several
-  // properties): it reads its path back once the write returns, by the writing thread.
-  @usableFromInline @exclusivity(unchecked) var echoHeld = false
 
   init(object: AnyObject, access: MemberAccess, chain: AnyChain, role: MemberRole) {
     self.object = object
@@ -110,7 +116,6 @@ final class Member: @unchecked Sendable {
   @usableFromInline
   @inline(never)
   func readBackHeldEcho() {
-    echoHeld = false
     tracked?.readBack(self)
   }
 

@@ -517,7 +517,7 @@ final class TrackedSource: @unchecked Sendable {
     // write returns (`readBack`). The same property set meanwhile by another thread is a change
     // (Docs/Semantics.md, "Re-entrancy").
     if isDeliveringHere && member.isWriting {
-      member.echoHeld = true
+      member.holdEcho()
     } else {
       read(member, sending: true)
     }
