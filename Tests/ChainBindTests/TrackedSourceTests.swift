@@ -40,6 +40,23 @@ private final class LoginViewModel {
   }
 }
 
+/// A getter that, once, sets a property it has just read (`hook`).
+private final class SelfSetting {
+  @Bound var flag = false
+  @Bound var a = 1
+  @Bound var b = 2
+  var hook: (() -> Void)?
+  var value: Int {
+    guard flag else { return a }
+    let read = b
+    if let hook {
+      self.hook = nil
+      hook()
+    }
+    return read
+  }
+}
+
 private final class Label {
   var text = "" { didSet { writes += 1 } }
   var isEnabled = false
@@ -219,6 +236,20 @@ struct ComputedPropertyTests {
     chain.unbind()
     other.unbind()
     again.unbind()
+  }
+
+  // The read nested in the getter's set reads the newer value; the getter's own read, which
+  // returns the older one, sends nothing.
+  @Test("a getter that sets what it has just read leaves the member at the newer value")
+  func getterSetsWhatItRead() {
+    let model = SelfSetting()
+    var sent: [Int] = []
+    let chain = Bind.in(model, \.value).out(key: "k") { sent.append($0) }
+    model.hook = { [unowned model] in model.b = 42 }
+    model.flag = true
+    #expect(model.value == 42)
+    #expect(sent == [1, 42])
+    chain.unbind()
   }
 
   @Test("a one-step @Bound member still sends every set, even of an equal value")

@@ -190,6 +190,10 @@ final class TrackedSource: @unchecked Sendable {
   // Whether `collector` is in use: a read that begins inside another (a getter that sets what
   // the member reads) makes a collector of its own.
   @exclusivity(unchecked) private var isReading = false
+  var isReadingNow: Bool { isReading }
+  // Reads nested in another one of this member (a getter set what it had read), counted when
+  // they end: the read they were nested in read older values, and sends nothing (`makeTracked`).
+  @exclusivity(unchecked) var nestedReads = 0
   // Whether the last read accessed a property of an `@Observable` class. Until one does, reads
   // only watch for one, which allocates nothing (`ObservationTicket.detecting`), and no ticket
   // refers to this source: a weak reference would give it a side table, which slows every
@@ -706,12 +710,17 @@ extension ChainCore {
       let object = unsafeDowncast(found, to: Object.self)
       // Taken before the read: a read nested in it (its getter sets what it reads) compares.
       let anyway = source.takeSendsAnyway()
+      let isNested = source.isReadingNow
+      let nested = source.nestedReads
       let value = collecting ? source.collect { read(object) } : read(object)
+      // A read nested in this one read after the getter's set: its value is the newer.
+      guard source.nestedReads == nested else { return true }
       withUnsafePointer(to: value) { value in
         if last.replace(with: value) || anyway, sending, let send = member.send {
           send(nil, value, member)
         }
       }
+      if isNested { source.nestedReads &+= 1 }
       return true
     }
     member.tracked = TrackedSource(
