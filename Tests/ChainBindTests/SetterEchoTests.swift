@@ -111,6 +111,37 @@ struct SetterEchoTests {
     chain.unbind()
   }
 
+  @Test("a setter that corrects the write back to the value last read is a change")
+  func setterCorrectsToTheLastRead() {
+    let store = Store()
+    let source = Model()
+    let sent = Log<Int>()
+    let chain = Bind.inout(source, \.int).inout(store, \.clamped)
+      .out(key: "log", initial: false) { sent.values.append($0) }
+    source.int = 15
+    source.int = 20  // clamped to 10 again: the member's last read
+    #expect(store.level == 10)
+    #expect(source.int == 10)
+    #expect(sent.values == [15, 10, 20, 10])
+    chain.unbind()
+  }
+
+  @Test("an initial sync inside a batch is no change")
+  func initialSyncInABatch() {
+    let field = Field()
+    field.text = "Jane Roe"
+    let profile = Profile()
+    let sent = Log<String>()
+    var chain: Chain<String>?
+    Bind.batch {
+      chain = Bind.inout(field, \.text).out(key: "log") { sent.values.append($0) }
+        .inout(profile, \.fullName)
+    }
+    #expect(profile.fullName == "Jane Roe")
+    #expect(sent.values == ["Jane Roe"])
+    chain?.unbind()
+  }
+
   @Test("a revert through such a setter is rejected once and sends nothing")
   func revertRejectsOnce() {
     let profile = Profile()

@@ -367,3 +367,88 @@ private final class Owner: @unchecked Sendable {
     chain.unbind()
   }
 }
+
+/// `a + c`, written by setting `a`; a hook runs inside the setter, after that set.
+private final class Total: @unchecked Sendable {
+  @Bound var a = 0
+  @Bound var c = 0
+  let hook = LockedBox<(@Sendable () -> Void)?>(nil)
+  // Getter calls while `counting` is set.
+  let counting = LockedBox(false)
+  let counted = LockedBox(0)
+  var total: Int {
+    get {
+      if counting.withLock({ $0 }) { counted.withLock { $0 += 1 } }
+      return a + c
+    }
+    set {
+      a = newValue - c
+      hook.withLock { hook in
+        defer { hook = nil }
+        return hook
+      }?()
+    }
+  }
+}
+
+@Suite("Tracked sources: the chain's write of a member written by another thread")
+struct TrackedSyncRaceTests {
+  // Thread B writes a new tracked member's first value while thread A delivers the chain, and A,
+  // inside its delivery, after the member's first read, sets what the member reads. That
+  // notification is not B's write's echo: B reads nothing back outside the delivery (one
+  // delivery at a time), and nothing is held.
+  @Test func aSyncWrittenByTheAddingThreadIsNotHeldByTheDeliveringOne() {
+    let source = Source()
+    let total = Total()
+    let aEntered = DispatchSemaphore(value: 0)
+    let aRelease = DispatchSemaphore(value: 0)
+    let aSetC = DispatchSemaphore(value: 0)
+    let aRelease2 = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(source, \.x).out(key: "hold") { value in
+      if value == 1 {
+        aEntered.signal()
+        _ = aRelease.wait(timeout: .now() + 30)
+      } else if value == 2 {
+        total.c = 5  // inside A's delivery, after the member's first read, while B writes it
+        aSetC.signal()
+        _ = aRelease2.wait(timeout: .now() + 30)
+      }
+    }
+    let delivering = startThread { source.x = 1 }
+    #expect(aEntered.wait(timeout: .now() + 30) == .success)
+    let bInSetter = DispatchSemaphore(value: 0)
+    let bContinue = DispatchSemaphore(value: 0)
+    total.hook.withLock {
+      $0 = {
+        bInSetter.signal()
+        _ = bContinue.wait(timeout: .now() + 30)
+      }
+    }
+    let adding = startThread { chain.inout(total, \.total) }
+    #expect(bInSetter.wait(timeout: .now() + 30) == .success)
+    // Queued behind the member's first read, which A runs before it.
+    #expect(startThread { source.x = 2 }.wait(timeout: .now() + 30) == .success)
+    aRelease.signal()
+    #expect(aSetC.wait(timeout: .now() + 30) == .success)
+    // A still delivers: no read of the member may run anywhere else now.
+    total.counting.withLock { $0 = true }
+    bContinue.signal()
+    #expect(adding.wait(timeout: .now() + 30) == .success)
+    total.counting.withLock { $0 = false }
+    #expect(total.counted.withLock { $0 } == 0)
+    aRelease2.signal()
+    #expect(delivering.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(total.total == 2)
+    #expect(source.x == 2)
+    // Nothing was left held: a change made inside a delivery still reaches the chain.
+    let inside = Bind.inout(source, \.x).out(key: "set c") { value in
+      if value == 3 { total.c = 7 }
+    }
+    source.x = 3
+    #expect(waitUntilIdle(chain))
+    #expect(total.total == source.x)
+    inside.unbind()
+    chain.unbind()
+  }
+}

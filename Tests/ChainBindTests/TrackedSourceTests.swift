@@ -252,6 +252,23 @@ struct ComputedPropertyTests {
     chain.unbind()
   }
 
+  // The getter's set took it into the other branch: the nested read's dependencies stand.
+  @Test("a getter that sets what it has just read is observed as the nested read found it")
+  func getterSetsWhatItReadKeepsTheNestedBranch() {
+    let model = SelfSetting()
+    var sent: [Int] = []
+    let chain = Bind.in(model, \.value).out(key: "k") { sent.append($0) }
+    model.b = 3
+    model.flag = true
+    model.hook = { [unowned model] in model.flag = false }
+    model.b = 4  // reads b (4), the hook turns to `a`: the nested read reads 1
+    #expect(model.value == 1)
+    model.a = 5
+    #expect(model.value == 5)
+    #expect(sent == [1, 3, 1, 5])
+    chain.unbind()
+  }
+
   @Test("a one-step @Bound member still sends every set, even of an equal value")
   func flatMemberSendsEverySet() {
     let login = LoginViewModel()

@@ -235,6 +235,7 @@ final class TrackedSource: @unchecked Sendable {
     let collector = wasReading ? DependencyCollector() : self.collector
     // A link now an object of a subclass may be read by an override (`readSubclassObject`).
     let readsBoundOnly = isBoundPath && !self.collector.readSubclassObject
+    let nestedBefore = nestedReads
     isReading = true
     defer { isReading = wasReading }
     collector.begin(for: self)
@@ -271,6 +272,17 @@ final class TrackedSource: @unchecked Sendable {
     // Chosen from the read before: a read that touched `@Bound` properties with a watch that
     // counts nothing reads again, to arm one that counts (`ObservationTicket.observing`).
     if !watchCounts && collector.touchedAny { readsAgain = true }
+    // A read nested in this one (its getter set what it had read) observed what it read, after:
+    // that stands (`makeTracked`), and the next read brings the collector up to date.
+    if nestedReads == nestedBefore { observeWhatWasRead(collector, wasReading: wasReading) }
+    collector.end()
+    return value
+  }
+
+  // The read that `collector` made ended: the member observes what it touched, and no longer
+  // what it did not (unless it touched the same as the last read, in order).
+  @inline(__always)
+  private func observeWhatWasRead(_ collector: DependencyCollector, wasReading: Bool) {
     // Taken first: a read that touched other tokens would otherwise leave it set for the next.
     let moved = observationsMoved.exchange(false, ordering: .acquiring)
     if !collector.touchedTheSame || wasReading || moved {
@@ -279,8 +291,6 @@ final class TrackedSource: @unchecked Sendable {
       collector.addressesMislead.store(false, ordering: .relaxed)
       if wasReading { observationsMoved.store(true, ordering: .releasing) }
     }
-    collector.end()
-    return value
   }
 
   // `collect`'s read that looks for an `@Observable` property, which the last read did not
@@ -415,8 +425,11 @@ final class TrackedSource: @unchecked Sendable {
   // and to the value at `value` when it is no member (`BoundToken.setAsNoMember`).
   func dependencyChanged(_ token: BoundToken? = nil, setTo value: UnsafeRawPointer? = nil) {
     guard let member, member.isAttached else { return }
-    // In a batch on this thread: re-read once, when it ends (Batch.swift).
-    if openBatches.load(ordering: .relaxed) > 0, let batch = Batch.openHere {
+    // In a batch on this thread: re-read once, when it ends (Batch.swift); but the chain's own
+    // write of the member, on this thread, is read back when it returns (`reread`).
+    if openBatches.load(ordering: .relaxed) > 0, let batch = Batch.openHere,
+      !(member.isWriting && member.chain.isDeliveringHere)
+    {
       return batch.with { $0.reread(self) }
     }
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
@@ -521,19 +534,31 @@ final class TrackedSource: @unchecked Sendable {
     // write returns (`readBack`). The same property set meanwhile by another thread is a change
     // (Docs/Semantics.md, "Re-entrancy").
     if isDeliveringHere && member.isWriting {
-      member.holdEcho()
+      holdEcho(of: member)
     } else {
       read(member, sending: true)
     }
+  }
+
+  // Held for the writer to read back, unless a new member's sync is written by the thread that
+  // added it (`awaitsSync`): the delivering thread is not the one writing it then.
+  @inline(never)
+  private func holdEcho(of member: Member) {
+    if awaitsSync.load(ordering: .acquiring) { return read(member, sending: true) }
+    member.holdEcho()
   }
 
   // The chain's write of the member returned: the value and the properties read are refreshed,
   // and the value is sent only when it is not what the delivery wrote (a setter that corrects
   // it; another thread may have changed the path since: ChainCore.enqueue). In the delivery.
   func readBack(_ member: Member) {
+    // Sent even when it is the last value read (a setter that corrects the write back to it):
+    // `ChainCore.enqueue` drops it when it is the chain's value.
+    sendsAnyway = true
     isEchoRead = true
     read(member, sending: true)
     isEchoRead = false
+    sendsAnyway = false
   }
 
   // Reads the member's key path again, observing what it reads (unless `collecting` is false:
