@@ -186,4 +186,37 @@ private let rounds = 150
     #expect(tracked.aliveCount == 0)
     #expect(registry.activeChainCount == 0)
   }
+
+  // Members whose `@Bound` objects die as they join, while another thread adds and unbinds a
+  // plain member of the same chain, which prunes the chain's dead members: pruning must not
+  // touch a dying member's token (it crashed, or lost the chain's lock).
+  @Test func membersDieWhileAnotherThreadPrunesTheirChain() {
+    let joins = ProcessInfo.processInfo.environment["CHAINBIND_TSAN"] == nil ? 20_000 : 2_000
+    let registry = ScopedRegistry()
+    registry.withScope {
+      for _ in 0..<3 {
+        let head = Model()
+        let chain = Bind.in(head, \.int)
+        let joining = (0..<2).map { _ in
+          startThread {
+            for _ in 0..<joins { chain.in(Model(), \.int) }
+          }
+        }
+        let pruning = startThread {
+          let plains = (0..<8).map { _ in Plain() }
+          for index in 0..<joins {
+            chain.out(plains[index % 8], \.int)
+            Bind.unbind(plains[index % 8], \.int)
+          }
+        }
+        for thread in joining + [pruning] {
+          #expect(thread.wait(timeout: .now() + 120) == .success)
+        }
+        #expect(chain.memberCount == 1)
+        chain.unbind()
+        withExtendedLifetime(head) {}
+      }
+    }
+    #expect(registry.activeChainCount == 0)
+  }
 }

@@ -502,11 +502,11 @@ class AnyChain: @unchecked Sendable {
     // member is not searched (no weak loads, no copy of the member list).
     let members = withLock { held -> MemberList? in
       let members = held.members
-      return members.contains { $0.token == nil } ? members : nil
+      return members.contains { !$0.hasToken } ? members : nil
     }
     guard let members else { return }
     var gone: [Member] = []
-    for member in members where member.token == nil && member.object == nil { gone.append(member) }
+    for member in members where !member.hasToken && member.object == nil { gone.append(member) }
     if !gone.isEmpty { registry.prune(gone) }
   }
 

@@ -227,7 +227,7 @@ extension ChainCore {
     // A control's death must end the membership; a token already does. Whether the object is
     // one is remembered with its key path for objects of exactly its root type.
     var isControl: Bool?
-    if case .property = source, member.token == nil || carried != nil {
+    if case .property = source, !member.hasToken || carried != nil {
       isControl = control.known ?? (object is any ControlEventSource)
     }
     let noted = control.isExactRoot && control.known == nil ? isControl : nil

@@ -139,6 +139,13 @@ final class Member: @unchecked Sendable {
     set { source = newValue.map { .token(Unretained($0)) } ?? .plain }
   }
 
+  // Whether the member has a token (which ends the membership with its object), told without
+  // touching the token: outside its shard's lock it may be deallocating.
+  var hasToken: Bool {
+    guard case .token = source else { return false }
+    return true
+  }
+
   // For a tracked member (Tracking.swift): what it observes. Set once, before it is attached.
   var tracked: TrackedSource? {
     get {

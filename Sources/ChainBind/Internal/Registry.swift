@@ -451,7 +451,7 @@ extension Registry {
     // member just attached.
     mutating func sweep(garbage: inout Garbage, sparing attached: Member? = nil) {
       memberships.sweep(Registry.sweepStride) { member in
-        if member.token == nil && member !== attached { garbage.sweep(member) }
+        if !member.hasToken && member !== attached { garbage.sweep(member) }
       }
     }
 
