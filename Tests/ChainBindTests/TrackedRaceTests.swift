@@ -372,7 +372,8 @@ private final class Owner: @unchecked Sendable {
 private final class Total: @unchecked Sendable {
   @Bound var a = 0
   @Bound var c = 0
-  let hook = LockedBox<(@Sendable () -> Void)?>(nil)
+  // Called once: the test removes it from inside.
+  let hook = Hook<Void>()
   // Getter calls while `counting` is set.
   let counting = LockedBox(false)
   let counted = LockedBox(0)
@@ -383,10 +384,7 @@ private final class Total: @unchecked Sendable {
     }
     set {
       a = newValue - c
-      hook.withLock { hook in
-        defer { hook = nil }
-        return hook
-      }?()
+      hook(())
     }
   }
 }
@@ -418,11 +416,10 @@ struct TrackedSyncRaceTests {
     #expect(aEntered.wait(timeout: .now() + 30) == .success)
     let bInSetter = DispatchSemaphore(value: 0)
     let bContinue = DispatchSemaphore(value: 0)
-    total.hook.withLock {
-      $0 = {
-        bInSetter.signal()
-        _ = bContinue.wait(timeout: .now() + 30)
-      }
+    total.hook.set { [hook = total.hook] _ in
+      hook.set(nil)
+      bInSetter.signal()
+      _ = bContinue.wait(timeout: .now() + 30)
     }
     let adding = startThread { chain.inout(total, \.total) }
     #expect(bInSetter.wait(timeout: .now() + 30) == .success)
@@ -449,6 +446,54 @@ struct TrackedSyncRaceTests {
     #expect(waitUntilIdle(chain))
     #expect(total.total == source.x)
     inside.unbind()
+    chain.unbind()
+  }
+}
+
+/// A text control whose setter holds the writing thread (`hold`), behind a lock of its own.
+private final class HeldField: ControlEventSource, @unchecked Sendable {
+  enum Event: Hashable { case changed }
+  let controlEvents = ControlEvents<Event>()
+  private let stored = LockedBox("")
+  let hold = Hook<String>()
+  var text: String {
+    get { stored.withLock { $0 } }
+    set {
+      stored.withLock { $0 = newValue }
+      hold(newValue)
+    }
+  }
+  // The user edits it: stores, then sends its event, as a control does.
+  func userTypes(_ text: String) {
+    stored.withLock { $0 = text }
+    controlEvents.send(.changed)
+  }
+}
+
+@Suite("Controls: another thread's edit while the chain writes the control")
+struct ControlWriteRaceTests {
+  // Thread A's delivery writes the field and is held in its setter; thread B edits the field
+  // meanwhile. B's event is no echo of A's write: it is a change, and everything ends at it.
+  @Test func anEditOnAnotherThreadDuringTheChainsWriteIsAChange() {
+    let model = Source()
+    let field = HeldField()
+    let chain = Bind.inout(model, \.x).inout(field, \.text, on: .changed)
+    let inWrite = DispatchSemaphore(value: 0)
+    let resume = DispatchSemaphore(value: 0)
+    field.hold.set { text in
+      guard text == "1" else { return }
+      inWrite.signal()
+      _ = resume.wait(timeout: .now() + 30)
+    }
+    let writing = startThread { model.x = 1 }
+    #expect(inWrite.wait(timeout: .now() + 30) == .success)
+    let editing = startThread { field.userTypes("77") }
+    #expect(editing.wait(timeout: .now() + 30) == .success)
+    resume.signal()
+    #expect(writing.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(model.x == 77)
+    #expect(field.text == "77")
     chain.unbind()
   }
 }

@@ -190,7 +190,10 @@ final class Member: @unchecked Sendable {
   func controlEventDidFire() {
     guard isSending, let send, let object else { return }
     switch chain.isIsolated ? chain.admission(of: self, clearingEcho: false) : .nonisolated {
-    case .nonisolated: if isWriting { return }
+    case .nonisolated:
+      // Only the writing thread's events are the write's echo: another thread's edit meanwhile is
+      // a change (`isWriting` is that thread's to read).
+      if (isSyncedHere || chain.isDeliveringHere) && isWriting { return }
     case .now: break
     case .dropped: return
     case .later:
