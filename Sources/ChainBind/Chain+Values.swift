@@ -80,7 +80,9 @@ final class ValuesSubscription<Value: Sendable>: Sendable {
     var isFinished = false
   }
 
-  private let state = Mutex(State())
+  // A pthread mutex (`Locked`), which ThreadSanitizer sees: it did not see `Mutex` wake a
+  // waiting thread, and reported the consumer's and the producer's accesses as a race.
+  private let state = Locked(State())
   private let core: ChainCore<Value>
   private let key: String
 

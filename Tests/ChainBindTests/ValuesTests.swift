@@ -1,4 +1,5 @@
 import ChainBind
+import Dispatch
 import Synchronization
 import Testing
 
@@ -42,6 +43,29 @@ private final class Feed: @unchecked Sendable {
     #expect(await iterator.next() == 100)
     feed.count = 101
     #expect(await iterator.next() == 101)
+    chain.unbind()
+  }
+
+  // A consumer that waits for values while a thread sets the chain as fast as it can: the
+  // subscription's state crosses threads, which ThreadSanitizer checks (.ci/run).
+  @Test func aConsumerWaitsWhileAnotherThreadSets() async {
+    let feed = Feed()
+    let chain = Bind.inout(feed, \.count)
+    let last = 5_000
+    let consumer = Task { () -> Int in
+      var seen = -1
+      for await value in chain.values {
+        seen = value
+        if value == last { break }
+        await Task.yield()
+      }
+      return seen
+    }
+    let producing = startThread {
+      for value in 1...last { feed.count = value }
+    }
+    #expect(producing.wait(timeout: .now() + 60) == .success)
+    #expect(await consumer.value == last)
     chain.unbind()
   }
 
