@@ -97,32 +97,20 @@ struct SetterEchoTests {
     chain.unbind()
   }
 
-  @Test("a setter that corrects the chain's write is a change")
-  func setterCorrects() {
+  // The second table row sets again what the clamp corrects to the member's last read.
+  @Test(
+    "a setter that corrects the chain's write is a change",
+    arguments: [([15], [15, 10]), ([15, 20], [15, 10, 20, 10])])
+  func setterCorrects(sets: [Int], expected: [Int]) {
     let store = Store()
     let source = Model()
     let sent = Log<Int>()
     let chain = Bind.inout(source, \.int).inout(store, \.clamped)
       .out(key: "log", initial: false) { sent.values.append($0) }
-    source.int = 15
+    for value in sets { source.int = value }
     #expect(store.level == 10)
     #expect(source.int == 10)
-    #expect(sent.values == [15, 10])
-    chain.unbind()
-  }
-
-  @Test("a setter that corrects the write back to the value last read is a change")
-  func setterCorrectsToTheLastRead() {
-    let store = Store()
-    let source = Model()
-    let sent = Log<Int>()
-    let chain = Bind.inout(source, \.int).inout(store, \.clamped)
-      .out(key: "log", initial: false) { sent.values.append($0) }
-    source.int = 15
-    source.int = 20  // clamped to 10 again: the member's last read
-    #expect(store.level == 10)
-    #expect(source.int == 10)
-    #expect(sent.values == [15, 10, 20, 10])
+    #expect(sent.values == expected)
     chain.unbind()
   }
 
