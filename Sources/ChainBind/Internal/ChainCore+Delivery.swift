@@ -610,5 +610,7 @@ extension ChainCore {
       }
       access.write?(object, value, member)
     }
+    // Here, not in the write: a check after the store made a `String` write copy its value.
+    if _slowPath(member.echoHeld) { member.readBackHeldEcho() }
   }
 }

@@ -64,15 +64,15 @@ final class Member: @unchecked Sendable {
   // writes the member as the chain (`ChainIsolation.admission`): another change made elsewhere
   // is queued before this flag is read.
   @inlinable var isWriting: Bool {
-    get { writeState != 0 }
-    set { writeState = newValue ? 1 : 0 }
+    get { writeState & 1 != 0 }
+    set { if newValue { writeState = 1 } else { writeState &= 2 } }
   }
-  // `isWriting`, and whether a tracked member was notified while the chain wrote it (its
-  // setter may set several properties): 2, and it reads its path back once the write returns.
-  // One byte: a second field would make every member larger.
+  // `isWriting` (bit 0), and whether a tracked member was notified while the chain wrote it
+  // (bit 1: its setter may set several properties), which then reads its path back once the
+  // write returns (`ChainCore.write`). One byte: a second field would make every member larger.
   @usableFromInline @exclusivity(unchecked) var writeState: UInt8 = 0
   @inlinable var echoHeld: Bool { writeState == 2 }
-  func holdEcho() { writeState = 2 }
+  func holdEcho() { writeState = 3 }
   @usableFromInline let attached = Atomic<Bool>(true)
   // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
   // are written, and not counted as a member. Set before the member is published.
@@ -116,6 +116,7 @@ final class Member: @unchecked Sendable {
   @usableFromInline
   @inline(never)
   func readBackHeldEcho() {
+    writeState = 0
     tracked?.readBack(self)
   }
 

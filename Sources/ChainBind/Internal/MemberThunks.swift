@@ -142,9 +142,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     guard member.canWrite else { return }
     member.isWriting = true
     object[keyPath: keyPath] = value
-    let echoHeld = member.echoHeld
     member.isWriting = false
-    if _slowPath(echoHeld) { member.readBackHeldEcho() }
     // A control sends what it reads when its event fires: a change of it made before this
     // write and still to be delivered no longer is what it holds (`Member.isOverwritten`; a
     // `@Bound` member is marked by its setter's echo).
