@@ -189,8 +189,7 @@ final class TrackedSource: @unchecked Sendable {
   private let collector = DependencyCollector()
   // Whether `collector` is in use: a read that begins inside another (a getter that sets what
   // the member reads) makes a collector of its own.
-  @exclusivity(unchecked) private var isReading = false
-  var isReadingNow: Bool { isReading }
+  @exclusivity(unchecked) private(set) var isReading = false
   // Reads nested in another one of this member (a getter set what it had read), counted when
   // they end: the read they were nested in read older values, and sends nothing (`makeTracked`).
   @exclusivity(unchecked) var nestedReads = 0
@@ -735,7 +734,7 @@ extension ChainCore {
       let object = unsafeDowncast(found, to: Object.self)
       // Taken before the read: a read nested in it (its getter sets what it reads) compares.
       let anyway = source.takeSendsAnyway()
-      let isNested = source.isReadingNow
+      let isNested = source.isReading
       let nested = source.nestedReads
       let value = collecting ? source.collect { read(object) } : read(object)
       // A read nested in this one read after the getter's set: its value is the newer.
