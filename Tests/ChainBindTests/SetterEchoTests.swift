@@ -6,17 +6,19 @@ import Testing
 // returns; what its setter set on the way (one property of several) is no change, and what it
 // reads then is sent only when it is not the value written.
 
+/// "Jane Roe" → ("Jane", "Roe"): the first name, and the rest.
+private func nameParts(_ name: String) -> (String, String) {
+  let parts = name.split(separator: " ", maxSplits: 1).map(String.init)
+  return (parts.first ?? "", parts.count > 1 ? parts[1] : "")
+}
+
 /// A computed property whose setter sets two `@Bound` properties, one after the other.
 private final class Profile {
   @Bound var first = "Ann"
   @Bound var last = "Lee"
   var fullName: String {
     get { "\(first) \(last)" }
-    set {
-      let parts = newValue.split(separator: " ", maxSplits: 1).map(String.init)
-      first = parts.first ?? ""
-      last = parts.count > 1 ? parts[1] : ""
-    }
+    set { (first, last) = nameParts(newValue) }
   }
 }
 
@@ -27,11 +29,7 @@ private final class ObservedProfile {
   var last = "Lee"
   var fullName: String {
     get { "\(first) \(last)" }
-    set {
-      let parts = newValue.split(separator: " ", maxSplits: 1).map(String.init)
-      first = parts.first ?? ""
-      last = parts.count > 1 ? parts[1] : ""
-    }
+    set { (first, last) = nameParts(newValue) }
   }
 }
 
