@@ -436,8 +436,10 @@ struct TrackedSyncRaceTests {
     aRelease2.signal()
     #expect(delivering.wait(timeout: .now() + 30) == .success)
     #expect(waitUntilIdle(chain))
-    #expect(total.total == 2)
-    #expect(source.x == 2)
+    // `c`, set by A's sink after the member was added, is the member's change: the chain takes
+    // `1 + 5`, what B wrote and A set (before, the sync's end wrote `2` over it).
+    #expect(total.total == 6)
+    #expect(source.x == 6)
     // Nothing was left held: a change made inside a delivery still reaches the chain.
     let inside = Bind.inout(source, \.x).out(key: "set c") { value in
       if value == 3 { total.c = 7 }
@@ -446,6 +448,44 @@ struct TrackedSyncRaceTests {
     #expect(waitUntilIdle(chain))
     #expect(total.total == source.x)
     inside.unbind()
+    chain.unbind()
+  }
+
+  enum Changer: String, CaseIterable, CustomTestStringConvertible {
+    case addingThread, anotherThread, deliveringThread
+    var testDescription: String { rawValue }
+  }
+
+  // A tracked member added while another thread delivers: the adding thread writes its first
+  // value, the delivery finishes the sync in its order. A change of what the member reads, made
+  // after it was added and before that, is the member's newest value: the chain takes it.
+  @Test(arguments: Changer.allCases)
+  func aChangeMadeBeforeTheSyncFinishesIsDelivered(_ changer: Changer) {
+    let source = Source()
+    let total = Total()
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(source, \.x).out(key: "hold") { value in
+      guard value == 1 else { return }
+      entered.signal()
+      _ = release.wait(timeout: .now() + 30)
+      if changer == .deliveringThread { total.c = 50 }
+    }
+    let delivering = startThread { source.x = 1 }
+    #expect(entered.wait(timeout: .now() + 30) == .success)
+    chain.inout(total, \.total)
+    #expect(total.total == 1)
+    switch changer {
+    case .addingThread: total.c = 50
+    case .anotherThread:
+      #expect(startThread { total.c = 50 }.wait(timeout: .now() + 30) == .success)
+    case .deliveringThread: break
+    }
+    release.signal()
+    #expect(delivering.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(total.total == 51)
+    #expect(source.x == 51)
     chain.unbind()
   }
 }

@@ -496,6 +496,11 @@ extension ChainCore {
     if let tracked = origin.tracked, tracked.isEchoRead {
       // A tracked member read back what the delivery wrote into its path: not a change.
       var read = value
+      if let baseline = TrackedSource.baseline(for: origin) {
+        var synced = baseline.pointee.value.assumingMemoryBound(to: Value.self).pointee
+        if bindIsEqual(&read, &synced) { return nil }
+        baseline.pointee.differs = true
+      }
       var written = current(held)
       if bindIsEqual(&read, &written) { return nil }
     }
@@ -577,14 +582,21 @@ extension ChainCore {
       Member.syncedHere.set(nil)
     }
     serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
-      finishSync(of: member, with: currentValue)
+      finishSync(of: member, with: currentValue, writtenElsewhere: value)
     }
   }
 
-  private func finishSync(of member: Member, with value: Value) {
+  private func finishSync(of member: Member, with value: Value, writtenElsewhere: Value? = nil) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }
-    member.tracked?.syncFinished()
+    if let tracked = member.tracked, let written = writtenElsewhere {
+      // A tracked member changed since the adding thread wrote it keeps its newer value
+      // (Docs/Semantics.md, "Initial sync").
+      let changed = withUnsafePointer(to: written) { tracked.syncFinished(member, wrote: $0) }
+      if changed { return }
+    } else {
+      member.tracked?.syncFinished()
+    }
     var dead: [Member] = []
     write(value, to: member, dead: &dead)
   }

@@ -123,6 +123,13 @@ final class DependencyCollector {
   }
 }
 
+// A value a tracked member's read-back compares with, in its chain's type; whether it differed.
+struct ReadBackBaseline {
+  let member: UnsafeMutableRawPointer
+  let value: UnsafeRawPointer
+  var differs = false
+}
+
 // What a tracked member observes, and the value it last read. Not generic: what depends on the
 // member's types is in `reread`.
 //
@@ -595,6 +602,30 @@ final class TrackedSource: @unchecked Sendable {
   // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
   func syncWrittenElsewhere() { awaitsSync.store(true, ordering: .releasing) }
   func syncFinished() { awaitsSync.store(false, ordering: .releasing) }
+
+  // The sync written off the delivery, of the chain's value at `written`, ends in it: whether
+  // the member reads something else now (its user changed it since, or its setter corrected the
+  // write). That is its newest value, sent unless it is the chain's (`ChainCore.enqueue`).
+  func syncFinished(_ member: Member, wrote written: UnsafeRawPointer) -> Bool {
+    syncFinished()
+    var baseline = ReadBackBaseline(member: Unretained(member).address, value: written)
+    withUnsafeMutablePointer(to: &baseline) { pointer in
+      let outer = Self.baseline.value  // another chain's, whose read-back reached this one
+      Self.baseline.set(UnsafeMutableRawPointer(pointer))
+      readBack(member)
+      Self.baseline.set(outer)
+    }
+    return baseline.differs
+  }
+
+  // What this thread's read-back of `member` compares with first (`syncFinished(_:wrote:)`).
+  static func baseline(for member: Member) -> UnsafeMutablePointer<ReadBackBaseline>? {
+    guard let pointer = baseline.value else { return nil }
+    let baseline = pointer.assumingMemoryBound(to: ReadBackBaseline.self)
+    return baseline.pointee.member == Unretained(member).address ? baseline : nil
+  }
+  // Set only while `syncFinished(_:wrote:)` runs on this thread, to a variable of its frame.
+  private static let baseline = ThreadLocalPointer()
 
   // An observed token is being deallocated, with its object. When that object was the member's
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
