@@ -107,6 +107,7 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
 
   /// One line naming chain, member and cause, and what ChainBind did about it.
   public var description: String {
-    "ChainBind: chain \(chain), member \(member): \(cause)\(outcome.map { "; \($0)" } ?? "")"
+    onOneLine(
+      "ChainBind: chain \(chain), member \(member): \(cause)\(outcome.map { "; \($0)" } ?? "")")
   }
 }

@@ -153,6 +153,7 @@ extension ChainCore {
     let filterText = filters == 1 ? "1 filter" : "\(filters) filters"
     let sinkText = sinkNames.isEmpty ? "no sinks" : "sinks: " + sinkNames.joined(separator: ", ")
     let memberText = parts.isEmpty ? "no members" : parts.joined(separator: ", ")
-    return "\(code) = \(describeQuoted(value)): \(memberText); \(filterText); \(sinkText)"
+    return onOneLine(
+      "\(code) = \(describeQuoted(value)): \(memberText); \(filterText); \(sinkText)")
   }
 }

@@ -88,7 +88,7 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
   /// event.description   // Lottery.winCode#3: filter 0 rejected "1234"
   /// ```
   public var description: String {
-    "\(code): \(kind.text(quoting: quotesValue))"
+    onOneLine("\(code): \(kind.text(quoting: quotesValue))")
   }
 }
 

@@ -179,6 +179,24 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect(model.int == 2)
       #expect(field.text == "12a")
     }
+
+    // The default reporter writes an error as one line: what the user typed keeps its line
+    // breaks in `cause`, and the description escapes them.
+    @Test func anErrorDescribesItselfOnOneLine() throws {
+      let model = Model(int: 2)
+      let field = TextField()
+      let log = ErrorLog()
+      let chain = Bind.inout(model, \.int).onError(log.handler)
+        .inout(field, \.text, on: .editingChanged)
+      field.userTypes("1\n2")
+      let error = try #require(log.errors.first)
+      #expect(error.cause == .backConversionFailed(value: "\"1\n2\"", from: "String", to: "Int"))
+      #expect(
+        error.description
+          == "ChainBind: chain \(chain.code), member \(error.member): cannot convert \"1\\n2\""
+          + " (String) to Int; the change was dropped and the member keeps its value")
+      chain.unbind()
+    }
   }
 
   // The tests that replace the process-wide fallback handler run one at a time, here.

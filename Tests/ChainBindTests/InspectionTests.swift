@@ -22,6 +22,18 @@ import Testing
       chain.unbind()
     }
 
+    // A value, or a sink's key, with line breaks: the description stays one line, the breaks
+    // escaped as in a Swift literal.
+    @Test func isOneLineWhateverTheValueOrKeys() {
+      let model = Model(string: "a\nb \"c\"\u{2028}")
+      let chain = Bind.inout(model, \.string).out(key: "x\ry") { _ in }
+      #expect(
+        chain.description
+          == "\(chain.code) = \"a\\nb \"c\"\\u{2028}\": inout Model.string; 0 filters;"
+          + " sinks: x\\ry")
+      chain.unbind()
+    }
+
     @Test func showsTheCurrentValueAndSinksInOrder() {
       let model = Model()
       let owner = Plain()

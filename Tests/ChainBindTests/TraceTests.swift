@@ -213,6 +213,50 @@ import Testing
     #expect(lines == ["\(chain.code): change from Model.int: 3"])
     chain.unbind()
   }
+
+  // `trace()` writes each event as one line: line breaks in a value are escaped there (the
+  // event's `kind` keeps the value as it describes itself).
+  @Test func anEventWithLineBreaksInItsValueIsOneLine() {
+    let model = Model()
+    var events: [ChainEvent] = []
+    let chain = Bind.inout(model, \.string).trace { events.append($0) }
+    model.string = "x\ny"
+    #expect(events.map(\.description) == ["\(chain.code): change from Model.string: \"x\\ny\""])
+    #expect(events.map(\.kind) == [.changeReceived(from: "Model.string", value: "x\ny")])
+    chain.unbind()
+  }
+
+  // A rejected change from a member the chain cannot write (an `in` member with `back:`, a
+  // read-only computed property) is not reverted, and not traced as reverted.
+  @Test(arguments: [false, true])
+  func aMemberThatCannotBeWrittenIsNotTracedAsReverted(readOnly: Bool) {
+    let model = Model()
+    let source = Doubler()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int)
+    if readOnly {
+      chain.in(source, \.doubled)
+    } else {
+      chain.in(source, \.string, back: { Int($0) })
+    }
+    chain.filter { $0 < 100 }.trace { events.append($0.kind) }
+    if readOnly { source.int = 60 } else { source.string = "500" }
+    let from = readOnly ? "Doubler.<computed Int>" : "Doubler.string"
+    let value = readOnly ? "120" : "500"
+    #expect(
+      events == [
+        .changeReceived(from: from, value: value), .filterRejected(filter: 0, value: value),
+      ])
+    #expect(source.int == (readOnly ? 60 : 1))
+    #expect(source.string == (readOnly ? "" : "500"))
+    chain.unbind()
+  }
+}
+
+private final class Doubler {
+  @Bound var int = 1
+  @Bound var string = ""
+  var doubled: Int { int * 2 }
 }
 
 @Suite struct TraceIsolationTests {

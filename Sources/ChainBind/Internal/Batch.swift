@@ -259,7 +259,7 @@ extension ChainCore {
     if isTraced { trace(.filterRejected(filter: rejecting, value: describeValue(value))) }
     if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
       write(previous, to: origin, dead: &dead)
-      if isTraced {
+      if isTraced && origin.write != nil {
         trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
       }
     }

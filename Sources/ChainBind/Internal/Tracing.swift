@@ -71,10 +71,16 @@ extension AnyChain {
     withLock { held in held.extras }?.writeOutcome.store(outcome, ordering: .relaxed)
   }
 
-  // After unlocking: a change arrived while the chain delivered.
+  // After unlocking: a change arrived while the chain delivered. Not one that work this thread
+  // runs made (a tracked member's re-read): it is delivered right after, waiting for nothing.
   @usableFromInline
   @inline(never)
   final func traceQueued(from origin: Member, _ value: Any) {
+    let thread = currentThreadID()
+    let isWorksOwn = withLock { held in
+      held.delivery.work != nil && held.delivery.isDelivering(on: thread)
+    }
+    if isWorksOwn { return }
     trace(.changeQueued(from: tracedName(of: origin), value: describeValue(value)))
   }
 }
@@ -88,6 +94,23 @@ func describeValue(_ value: Any) -> String { String(describing: value) }
 func describeQuoted(_ value: Any) -> String {
   if let text = value as? String { return "\"\(text)\"" }
   return String(describing: value)
+}
+
+// A line ChainBind shows (a chain's description, an event, an error) with the line breaks a
+// user's value or key put in it escaped, as in a Swift string literal.
+func onOneLine(_ text: String) -> String {
+  guard text.contains(where: \.isNewline) else { return text }
+  var line = ""
+  for scalar in text.unicodeScalars {
+    switch scalar {
+    case "\n": line += "\\n"
+    case "\r": line += "\\r"
+    case _ where Character(scalar).isNewline:
+      line += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+    default: line.unicodeScalars.append(scalar)
+    }
+  }
+  return line
 }
 
 extension Member {
@@ -146,7 +169,9 @@ extension ChainCore {
       trace(.filterRejected(filter: rejecting, value: describeValue(value)))
       if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
         write(previous, to: origin, dead: &dead)
-        trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
+        if origin.write != nil {
+          trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
+        }
       }
       rejected(value)
       return false
