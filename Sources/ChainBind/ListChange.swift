@@ -25,7 +25,8 @@ import Synchronization
 /// the start and at the end of both lists stay in place; between them, an `id` that occurs more
 /// than once is matched in order of occurrence: the first in `old` with the first in `new`, and so
 /// on. Other elements are matched by value, with the standard library's
-/// `difference(from:)` and the moves it infers; ``updated`` is then empty.
+/// `difference(from:)` and the moves its `inferringMoves()` infers (an element removed once and
+/// inserted once); ``updated`` is then empty.
 ///
 /// A mirror that is not a batch-updating table applies ``steps`` instead: the same change as edits
 /// made one at a time.
@@ -86,17 +87,18 @@ extension ListChange where Element: Equatable {
       case .insert(let offset, let element, _): insertions.append((offset, element))
       }
     }
-    // Moves inferred: a removed element equal to an inserted one, paired in order. Equatable
-    // alone allows no hashing, so this pairing is quadratic in the number of edits.
+    // Moves inferred as the standard library's `inferringMoves()` infers them: an element
+    // removed once and inserted once. Equatable alone allows no hashing, so this is quadratic in
+    // the number of edits.
     var removed: [Int] = []
     var moved: [(from: Int, to: Int)] = []
     var paired = [Bool](repeating: false, count: insertions.count)
     for removal in removals {
-      if let index = insertions.indices.first(where: {
-        !paired[$0] && insertions[$0].element == removal.element
-      }) {
-        paired[index] = true
-        moved.append((from: removal.offset, to: insertions[index].offset))
+      let element = removal.element
+      let inserted = insertions.indices.filter { insertions[$0].element == element }
+      if inserted.count == 1, removals.lazy.filter({ $0.element == element }).count == 1 {
+        paired[inserted[0]] = true
+        moved.append((from: removal.offset, to: insertions[inserted[0]].offset))
       } else {
         removed.append(removal.offset)
       }

@@ -176,6 +176,43 @@ struct ListChangeTests {
     #expect(apply(change) == new)
   }
 
+  // A value removed or inserted more than once is no move: the standard library pairs only an
+  // element removed once and inserted once.
+  @Test(
+    "moves by value are the ones the standard library infers",
+    arguments: [
+      ([2, 2, 4, 2, 1], [1, 2, 1, 2]), ([1, 2, 3], [3, 1, 2]), ([1, 1, 2], [2, 1, 1]),
+      ([5, 6, 5, 6], [6, 5, 6, 5]),
+    ])
+  func movesByValue(old: [Int], new: [Int]) {
+    var expected: [(from: Int, to: Int)] = []
+    for case .insert(let to, _, let from?) in new.difference(from: old).inferringMoves() {
+      expected.append((from, to))
+    }
+    let change = ListChange(from: old, to: new)
+    #expect(change.moved.map(\.from) == expected.map(\.from))
+    #expect(change.moved.map(\.to) == expected.map(\.to))
+    #expect(apply(change) == new)
+    #expect(applyAsTable(change) == new)
+  }
+
+  @Test("random edits by value: the moves are the standard library's", arguments: 0..<2)
+  func randomMovesByValue(shard: Int) {
+    var random = SplitMix64(seed: UInt64(shard) &+ 5)
+    for _ in 0..<2_000 {
+      let old = (0..<random.below(14)).map { _ in random.below(6) }
+      let new = (0..<random.below(14)).map { _ in random.below(6) }
+      var expected: [Int: Int] = [:]
+      for case .insert(let to, _, let from?) in new.difference(from: old).inferringMoves() {
+        expected[to] = from
+      }
+      let change = ListChange(from: old, to: new)
+      #expect(Dictionary(uniqueKeysWithValues: change.moved.map { ($0.to, $0.from) }) == expected)
+      #expect(apply(change) == new)
+      #expect(applyAsTable(change) == new)
+    }
+  }
+
   @Test("random edits: the change turns old into new, with the fewest moves", arguments: 0..<2)
   func randomEdits(shard: Int) {
     var random = SplitMix64(seed: UInt64(shard) &+ 77)
