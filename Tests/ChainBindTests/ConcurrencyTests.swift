@@ -31,7 +31,7 @@ private final class Handoff<Value>: @unchecked Sendable {
 
 /// Failures found on worker threads, checked by the test afterwards.
 private final class Failures: Sendable {
-  private let messages = Mutex<[String]>([])
+  private let messages = LockedBox<[String]>([])
 
   func record(_ message: String) {
     messages.withLock { $0.append(message) }

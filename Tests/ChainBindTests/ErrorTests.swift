@@ -7,7 +7,7 @@ import Testing
 
 /// Errors collected from any thread.
 private final class ErrorCollector: Sendable {
-  private let errors = Mutex<[BindingError]>([])
+  private let errors = LockedBox<[BindingError]>([])
 
   func append(_ error: BindingError) {
     errors.withLock { $0.append(error) }

@@ -22,7 +22,7 @@ private final class Feed: @unchecked Sendable {
 private final class SharedField: ControlEventSource, @unchecked Sendable {
   enum Event { case editingChanged }
   let controlEvents = ControlEvents<Event>()
-  private let storage = Mutex("")
+  private let storage = LockedBox("")
 
   var text: String {
     get { storage.withLock { $0 } }
@@ -37,7 +37,7 @@ private final class SharedField: ControlEventSource, @unchecked Sendable {
 
 /// A label written by whichever thread delivers.
 private final class SharedLabel: @unchecked Sendable {
-  private let storage = Mutex(0)
+  private let storage = LockedBox(0)
   var int: Int {
     get { storage.withLock { $0 } }
     set { storage.withLock { $0 = newValue } }
@@ -138,7 +138,7 @@ private func seconds(since start: DispatchTime) -> Double {
 /// Runs `call` repeatedly on a thread of its own for `producerRun` seconds; returns the worst
 /// call's duration, or nil when the calls did not finish within the watchdog's time.
 private func repeatedly(_ call: @escaping @Sendable (Int) -> Void) -> Double? {
-  let worst = Mutex(0.0)
+  let worst = LockedBox(0.0)
   let finished = startThread {
     let start = DispatchTime.now()
     var index = 0
@@ -490,7 +490,7 @@ private final class HeldDelivery {
     let feed = Feed()
     let held = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
-    let threads = Mutex<[Int: ObjectIdentifier]>([:])
+    let threads = LockedBox<[Int: ObjectIdentifier]>([:])
     let label = SharedLabel()
     let chain = Bind.inout(feed, \.x).inout(feed, \.y).out(label, \.int)
       .out(key: "threads") { value in
@@ -525,7 +525,7 @@ private final class HeldDelivery {
   // 13.5: list sinks under load see the latest lists, and consecutive changes still chain.
   @Test func listChangesStillChainWhenChangesAreReplaced() throws {
     let feed = Feed()
-    let changes = Mutex<[ListChange<Int>]>([])
+    let changes = LockedBox<[ListChange<Int>]>([])
     let chain = Bind.inout(feed, \.items).inout(
       feed, \.y, convert: { $0.count }, back: { _ in nil }
     )
@@ -571,7 +571,7 @@ private final class MainLabel {
   func theMainActorIsNotFloodedByABackgroundProducer() async throws {
     let feed = Feed()
     let label = MainLabel()
-    let delivered = Mutex(0)
+    let delivered = LockedBox(0)
     let chain = Bind.inout(feed, \.x).out(label, \.int)
       .out(key: "count") { _ in delivered.withLock { $0 += 1 } }
     let ticks = Atomic<Int>(0)
@@ -618,7 +618,7 @@ private final class MainLabel {
   @Test func setsMadeWhileTheActorIsBusyAreOneJob() async {
     let feed = Feed()
     let label = MainLabel()
-    let seen = Mutex<[Int]>([])
+    let seen = LockedBox<[Int]>([])
     let chain = Bind.inout(feed, \.x).out(label, \.int)
       .out(key: "log") { value in seen.withLock { $0.append(value) } }
     // The main actor is busy (it waits for the thread) while the thread sets.

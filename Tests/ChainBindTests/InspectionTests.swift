@@ -146,7 +146,7 @@ final class ListModel {
 
 /// A value that, when described, checks whether its chain's lock is held.
 private struct LockProbe: Equatable, CustomStringConvertible {
-  static let chain = Mutex<Chain<LockProbe>?>(nil)
+  static let chain = LockedBox<Chain<LockProbe>?>(nil)
   static let described = Atomic<Int>(0)
   static let sawLocked = Atomic<Bool>(false)
 

@@ -40,7 +40,7 @@ private final class ProgressLabel {
 
 /// Values a sink received, with the thread each came on, handed to the awaiting test.
 private final class Deliveries<Value: Sendable>: Sendable {
-  private let state = Mutex<(values: [Value], onMain: [Bool])>(([], []))
+  private let state = LockedBox<(values: [Value], onMain: [Bool])>(([], []))
   let stream: AsyncStream<Value>
   private let continuation: AsyncStream<Value>.Continuation
 
@@ -153,7 +153,7 @@ struct MainActorIsolationTests {
     /// they ran.
     final class Job: @unchecked Sendable {
       @Bound var download = Download()
-      let reads = Mutex<[Bool]>([])
+      let reads = LockedBox<[Bool]>([])
       var percent: Double {
         reads.withLock { $0.append(isOnMainActor()) }
         return download.progress * 100
@@ -199,7 +199,7 @@ struct MainActorIsolationTests {
     }
     let feed = Feed()
     let gauge = Gauge()
-    let log = Mutex<[Int]>([])
+    let log = LockedBox<[Int]>([])
     let chain = Bind.inout(feed, \.x)
     if tracked { chain.in(gauge, \.tenfold) } else { chain.in(gauge, \.plain) }
     chain.out(key: "log") { value in log.withLock { $0.append(value) } }
@@ -235,7 +235,7 @@ struct MainActorIsolationTests {
     let feed = Feed()
     let gauge = Gauge()
     let chain = Bind.inout(feed, \.x).inout(gauge, \.inner.raw)
-    let log = Mutex<[Int]>([])
+    let log = LockedBox<[Int]>([])
     chain.out(key: "log") { value in
       log.withLock { $0.append(value) }
       if set == .setAgain && value == 5 { gauge.inner.raw = 99 }
@@ -266,7 +266,7 @@ struct MainActorIsolationTests {
     let feed = Feed()
     let capped = CappedSpeed()
     let chain = Bind.inout(feed, \.x).inout(capped, \CappedSpeed.speed)
-    let log = Mutex<[Int]>([])
+    let log = LockedBox<[Int]>([])
     chain.out(key: "log") { value in log.withLock { $0.append(value) } }
     log.withLock { $0 = [] }
     onAnotherThread { feed.x = 5 }  // queued for the main actor, which this test holds
@@ -597,7 +597,7 @@ private nonisolated func addTracked(_ percent: Percent, to chain: Chain<Double>)
 private final class HookedPercent: @unchecked Sendable {
   @Bound var raw = 100.0
   var duringFirstRead: (@Sendable () -> Void)?
-  private let reads = Mutex(0)
+  private let reads = LockedBox(0)
   var progress: Double {
     get {
       if reads.withLock({
@@ -624,7 +624,7 @@ private nonisolated func addSink(to chain: Chain<Double>, recording values: Deli
 private nonisolated func addFromNonisolatedCode(_ label: Label, to chain: Chain<Double>)
   -> [BindingError]
 {
-  let errors = Mutex<[BindingError]>([])
+  let errors = LockedBox<[BindingError]>([])
   chain.onError { error in errors.withLock { $0.append(error) } }
     .out(label, \.value)
   return errors.withLock { $0 }
@@ -637,7 +637,7 @@ struct NonisolatedIsolationTests {
     let download = Download()
     let label = Label()
     let chain = Bind.in(download, \.progress).out(label, \.value)
-    let seen = Mutex<(value: Double, onMain: Bool)>((0, true))
+    let seen = LockedBox<(value: Double, onMain: Bool)>((0, true))
     onAnotherThread {
       download.progress = 0.5
       seen.withLock { $0 = (label.value, isOnMainActor()) }
@@ -799,7 +799,7 @@ struct IsolationEdgeTests {
     var first: Holder? = Holder()
     weak let weakFirst = first
     let chain = Bind.in(download, \.progress)
-    let errors = Mutex<[BindingError.Cause]>([])
+    let errors = LockedBox<[BindingError.Cause]>([])
     chain.onError { error in errors.withLock { $0.append(error.cause) } }
     let firstCalls = Deliveries<Double>()
     await first?.addSink(to: chain, firstCalls)  // isolates the chain to `first`

@@ -19,7 +19,7 @@ private final class Holder: @unchecked Sendable {
 
 /// A label written by whichever thread delivers.
 private final class NameLabel: @unchecked Sendable {
-  private let storage = Mutex("")
+  private let storage = LockedBox("")
   var text: String {
     get { storage.withLock { $0 } }
     set { storage.withLock { $0 = newValue } }

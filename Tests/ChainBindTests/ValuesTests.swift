@@ -192,7 +192,7 @@ private final class Feed: @unchecked Sendable {
     let feed = Feed()
     let chain = Bind.inout(feed, \.count)  // isolated to the main actor
     let label = Display()
-    let errors = Mutex<[BindingError]>([])
+    let errors = LockedBox<[BindingError]>([])
     chain.onError { error in errors.withLock { $0.append(error) } }
     let iterated = await ValuesWorker().firstValue(of: chain)
     #expect(iterated == 0)
