@@ -95,10 +95,12 @@ extension ListChange where Element: Equatable {
     var paired = [Bool](repeating: false, count: insertions.count)
     for removal in removals {
       let element = removal.element
-      let inserted = insertions.indices.filter { insertions[$0].element == element }
-      if inserted.count == 1, removals.lazy.filter({ $0.element == element }).count == 1 {
-        paired[inserted[0]] = true
-        moved.append((from: removal.offset, to: insertions[inserted[0]].offset))
+      let inserted = insertions.indices.lazy.filter { insertions[$0].element == element }.prefix(2)
+      if inserted.count == 1, removals.lazy.filter({ $0.element == element }).prefix(2).count == 1,
+        let index = inserted.first
+      {
+        paired[index] = true
+        moved.append((from: removal.offset, to: insertions[index].offset))
       } else {
         removed.append(removal.offset)
       }
