@@ -582,20 +582,22 @@ extension ChainCore {
       Member.syncedHere.set(nil)
     }
     serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
-      finishSync(of: member, with: currentValue, writtenElsewhere: value)
+      withUnsafePointer(to: value) { finishSync(of: member, with: currentValue, written: $0) }
     }
   }
 
-  private func finishSync(of member: Member, with value: Value, writtenElsewhere: Value? = nil) {
+  // `written`: the value the adding thread wrote, off the delivery (`syncNewMember`).
+  private func finishSync(of member: Member, with value: Value, written: UnsafeRawPointer? = nil) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }
-    if let tracked = member.tracked, let written = writtenElsewhere {
-      // A tracked member changed since the adding thread wrote it keeps its newer value
-      // (Docs/Semantics.md, "Initial sync").
-      let changed = withUnsafePointer(to: written) { tracked.syncFinished(member, wrote: $0) }
-      if changed { return }
-    } else {
-      member.tracked?.syncFinished()
+    if let tracked = member.tracked {
+      // Changed since the adding thread wrote it, it keeps its newer value (Docs/Semantics.md,
+      // "Threading").
+      if let written {
+        if tracked.syncFinished(member, wrote: written) { return }
+      } else {
+        tracked.syncFinished()
+      }
     }
     var dead: [Member] = []
     write(value, to: member, dead: &dead)
