@@ -45,6 +45,13 @@ extension Chain {
   @_spi(Testing)
   public var attachedMemberCount: Int { core.snapshotMembers().count }
 
+  /// How many of its members a registry's sweep finds dead only by loading their objects: those
+  /// with no token of their own object that ends them with it.
+  @_spi(Testing)
+  public var membersSweptByObject: Int {
+    core.snapshotMembers().filter { $0.isAttached && !$0.hasToken && !$0.endsWithItsObject }.count
+  }
+
   /// How many members left the chain during the delivery in progress, kept alive until it ends
   /// (the delivery reads the members without retaining them).
   @_spi(Testing)

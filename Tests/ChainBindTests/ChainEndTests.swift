@@ -1,4 +1,5 @@
 @_spi(Testing) import ChainBind
+import Dispatch
 import Observation
 import Testing
 
@@ -45,6 +46,51 @@ private final class ObservedScreen {
 }
 
 private final class Captured {}
+
+/// Reads its own `@Bound` property, or another object's, as `other.a` says.
+private final class Switching {
+  let other = Sum()
+  @Bound var own = 1
+  var value: Int { other.a == 0 ? own : other.b }
+}
+
+/// Members, by whether a registry's sweep must load their objects to see them die.
+enum SweptKind: String, CaseIterable, CustomTestStringConvertible {
+  case bound, nestedPath, computed, computedOverAnotherObject, observable, plainTarget
+
+  var testDescription: String { rawValue }
+
+  /// Whether a sweep loads the member's object: nothing the member observes dies with it.
+  var isSwept: Bool { [.computedOverAnotherObject, .observable, .plainTarget].contains(self) }
+
+  /// Binds a member of this kind to a fresh object; returns what a sweep looks at in its chain,
+  /// with the objects kept alive meanwhile.
+  fileprivate func sweptMembers() -> Int {
+    switch self {
+    case .bound:
+      let model = Model()
+      return withExtendedLifetime(model) { Bind.in(model, \.int).membersSweptByObject }
+    case .nestedPath:
+      let holder = Holder()
+      return withExtendedLifetime(holder) { Bind.in(holder, \.child.int).membersSweptByObject }
+    case .computed:
+      let sum = Sum()
+      return withExtendedLifetime(sum) { Bind.in(sum, \.total).membersSweptByObject }
+    case .computedOverAnotherObject:
+      let screen = Screen(shared: Sum())
+      return withExtendedLifetime(screen) { Bind.in(screen, \.total).membersSweptByObject }
+    case .observable:
+      let settings = Settings()
+      return withExtendedLifetime(settings) { Bind.in(settings, \.volume).membersSweptByObject }
+    case .plainTarget:
+      let model = Model()
+      let label = Plain()
+      return withExtendedLifetime((model, label)) {
+        Bind.in(model, \.int).out(label, \.int).membersSweptByObject
+      }
+    }
+  }
+}
 
 /// The kinds of sending member, each bound to a fresh source object released with its target.
 enum SourceKind: String, CaseIterable, CustomTestStringConvertible {
@@ -119,6 +165,59 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
     #expect(weakLabel == nil)
     // The sink, and so the chain, went with the source, before any other ChainBind operation.
     #expect(weakCaptured == nil)
+    #expect(registry.activeChainCount == 0)
+  }
+
+  // A weak load of an object another thread is releasing makes its deinit, and so the end of
+  // its memberships, run on the loading thread, later: a sweep loads only the objects whose end
+  // no token the member observes reports.
+  @Test(
+    "a sweep loads only the objects of members whose end nothing reports",
+    arguments: SweptKind.allCases)
+  func sweptMembers(kind: SweptKind) {
+    let registry = ScopedRegistry()
+    registry.withScope { #expect(kind.sweptMembers() == (kind.isSwept ? 1 : 0)) }
+  }
+
+  @Test("a getter that stops reading its object's @Bound properties is swept again")
+  func sweptAgainWhenItsObjectIsNoLongerRead() {
+    let switching = Switching()
+    let chain = Bind.in(switching, \.value).out(key: "k") { _ in }
+    #expect(chain.membersSweptByObject == 0)
+    switching.other.a = 1  // reads `other.b`, not `own`
+    #expect(chain.membersSweptByObject == 1)
+    switching.other.a = 0
+    #expect(chain.membersSweptByObject == 0)
+    chain.unbind()
+  }
+
+  // Two threads bind and release tracked sources at once: each chain has ended when its
+  // source's last reference goes, on the thread that lets it go (the other thread's registry
+  // operations sweep, but load no object such a member observes a token of).
+  @Test(
+    "tracked sources released on two threads end at once",
+    arguments: [SourceKind.nestedPath, .computed])
+  func trackedSourcesEndAtOnceOnTwoThreads(kind: SourceKind) {
+    let registry = ScopedRegistry()
+    let lingering = LockedBox(0)
+    let threads = (0..<2).map { _ in
+      startThread {
+        registry.withScope {
+          for _ in 0..<20_000 {
+            let label = Plain()
+            weak var weakCaptured: Captured?
+            do {
+              let captured = Captured()
+              weakCaptured = captured
+              _ = kind.bind(to: label, capturing: captured)
+            }
+            if weakCaptured != nil { lingering.withLock { $0 += 1 } }
+          }
+        }
+      }
+    }
+    for thread in threads { #expect(thread.wait(timeout: .now() + 120) == .success) }
+    #expect(lingering.withLock { $0 } == 0)
     #expect(registry.activeChainCount == 0)
   }
 

@@ -506,7 +506,10 @@ class AnyChain: @unchecked Sendable {
     }
     guard let members else { return }
     var gone: [Member] = []
-    for member in members where !member.hasToken && member.object == nil { gone.append(member) }
+    for member in members
+    where !member.hasToken && !member.endsWithItsObject && member.object == nil {
+      gone.append(member)
+    }
     if !gone.isEmpty { registry.prune(gone) }
   }
 

@@ -251,6 +251,9 @@ final class BoundProbe: @unchecked Sendable {
   @exclusivity(unchecked) private(set) var inheritedToken: BoundToken?
   // The first @Bound property the read touched is such a property.
   @exclusivity(unchecked) private var firstStepIsInherited = false
+  // The token of the first other @Bound property of the member's own object the read touched:
+  // it dies with the object (`TrackedSource.endsWithItsObject`).
+  @exclusivity(unchecked) private(set) var objectToken: BoundToken?
   // Every object whose @Bound property the read touched is of exactly the property's class:
   // no subclass along a path may override one with a getter of its own (`isBoundPath`).
   @exclusivity(unchecked) private var stepsAreDeclaredClasses = true
@@ -439,7 +442,11 @@ final class BoundProbe: @unchecked Sendable {
       let isDeclaredClass = type(of: instance) == EnclosingSelf.self
       if !isDeclaredClass { stepsAreDeclaredClasses = false }
       pathSteps.append(step)
-      return collectorInUse.visit(existing, isDeclaredClass: isDeclaredClass)
+      let installing = collectorInUse.visit(existing, isDeclaredClass: isDeclaredClass)
+      if objectToken == nil, objectID == ObjectIdentifier(instance) {
+        objectToken = existing ?? installing
+      }
+      return installing
     }
     visits += 1
     // The member's closures take a value of the member's type: only a property of that type.

@@ -238,7 +238,8 @@ extension ChainCore {
       makeTracked(
         member, of: object, reading: thunks.read, comparing: thunks.isEqual,
         firstRead: probe.firstRead, watch: probe.observationTicket, isBoundPath: probe.isBoundPath,
-        receivesFirstValue: member.role.receives && !isHead, ownToken: probe.inheritedToken)
+        receivesFirstValue: member.role.receives && !isHead, ownToken: probe.inheritedToken,
+        objectToken: probe.objectToken)
     }
     switch registry.attach(
       member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)

@@ -250,7 +250,10 @@ final class Registry: Sendable {
   // the last reference to an object, and run its deinit.
   private func pruneDead(_ members: [Member]) {
     var gone: [Member] = []
-    for member in members where member.isAttached && member.object == nil { gone.append(member) }
+    for member in members
+    where member.isAttached && !member.endsWithItsObject && member.object == nil {
+      gone.append(member)
+    }
     if !gone.isEmpty { prune(gone) }
   }
 }

@@ -171,6 +171,10 @@ final class TrackedSource: @unchecked Sendable {
   // sends what it reads (`ownPropertySet`). 0 when none, or once it died (`tokenEnded`): a new
   // token may have its address.
   private let ownToken: Atomic<UInt>
+  // The address of a token of the member's own object (`BoundProbe.objectToken`): while the
+  // member observes it, the object's end ends the membership, and no sweep need look at the
+  // object (`endsWithItsObject`). 0 when none, or once it died.
+  private let objectToken: Atomic<UInt>
   // That property was set since the last read.
   private let ownPropertySet = Atomic<Bool>(false)
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
@@ -190,16 +194,17 @@ final class TrackedSource: @unchecked Sendable {
   private let reread:
     (TrackedSource, Member, _ sending: Bool, _ collecting: Bool, _ leafValue: UnsafeRawPointer?)
       -> Bool
-  // The member's path is @Bound properties one after another (`isPathLeaf`).
-  private let isBoundPath: Bool
   // The collector of this member's reads: made once (`collect`).
   private let collector = DependencyCollector()
-  // Whether `collector` is in use: a read that begins inside another (a getter that sets what
-  // the member reads) makes a collector of its own.
-  @exclusivity(unchecked) private(set) var isReading = false
   // Reads nested in another one of this member (a getter set what it had read), counted when
   // they end: the read they were nested in read older values, and sends nothing (`makeTracked`).
   @exclusivity(unchecked) var nestedReads = 0
+  // The fields of one byte, together: each between words took eight.
+  // The member's path is @Bound properties one after another (`isPathLeaf`).
+  private let isBoundPath: Bool
+  // Whether `collector` is in use: a read that begins inside another (a getter that sets what
+  // the member reads) makes a collector of its own.
+  @exclusivity(unchecked) private(set) var isReading = false
   // Whether the last read accessed a property of an `@Observable` class. Until one does, reads
   // only watch for one, which allocates nothing (`ObservationTicket.detecting`), and no ticket
   // refers to this source: a weak reference would give it a side table, which slows every
@@ -222,11 +227,12 @@ final class TrackedSource: @unchecked Sendable {
 
   init(
     member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
-    ownToken: BoundToken?,
+    ownToken: BoundToken?, objectToken: BoundToken?,
     reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?) -> Bool
   ) {
     state = SpinLocked(State(member: member))
     self.ownToken = Atomic(ownToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
+    self.objectToken = Atomic(objectToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
     self.isBoundPath = isBoundPath
     self.readsObservable = readsObservable
     self.sendsFirstRead = sendsFirstRead
@@ -632,10 +638,22 @@ final class TrackedSource: @unchecked Sendable {
   func tokenEnded(_ token: BoundToken) {
     let address = UInt(bitPattern: Unretained(token).address)
     _ = ownToken.compareExchange(expected: address, desired: 0, ordering: .relaxed)
+    _ = objectToken.compareExchange(expected: address, desired: 0, ordering: .relaxed)
     state.withLock { state in state.dependencies.removeAll { $0.refers(to: token) } }
     observationsMoved.store(true, ordering: .releasing)
     collector.addressesMislead.store(true, ordering: .releasing)
     endIfObjectGone()
+  }
+
+  // Whether the member observes a token of its own object, which tells it when the object is
+  // gone: then its membership needs no sweep, whose weak load of the object could make another
+  // thread's release of it run the deinit on the sweeping thread, later (Registry.swift).
+  var endsWithItsObject: Bool {
+    let token = objectToken.load(ordering: .relaxed)
+    guard token != 0 else { return false }
+    return state.withLock { state in
+      state.dependencies.contains { UInt(bitPattern: $0.address) == token }
+    }
   }
 
   // Something the member observed went with its object: when the member's own object is gone
@@ -741,7 +759,7 @@ extension ChainCore {
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
     comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool, firstRead: Any?,
     watch: ObservationTicket?, isBoundPath: Bool, receivesFirstValue: Bool,
-    ownToken: BoundToken?
+    ownToken: BoundToken?, objectToken: BoundToken?
   ) {
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
@@ -781,6 +799,7 @@ extension ChainCore {
     member.tracked = TrackedSource(
       member: member, readsObservable: watch != nil, isBoundPath: isBoundPath,
       sendsFirstRead: last.isEquatable && !receivesFirstValue, ownToken: ownToken,
+      objectToken: objectToken,
       reread: reread)
   }
 
