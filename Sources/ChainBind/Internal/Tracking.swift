@@ -173,7 +173,7 @@ final class TrackedSource: @unchecked Sendable {
   private let ownToken: Atomic<UInt>
   // The address of a token of the member's own object (`BoundProbe.objectToken`): while the
   // member observes it, the object's end ends the membership, and no sweep need look at the
-  // object (`endsWithItsObject`). 0 when none, or once it died.
+  // object (`endsWithItsObject`). 0 when none, once it died, or once a read did not observe it.
   private let objectToken: Atomic<UInt>
   // That property was set since the last read.
   private let ownPropertySet = Atomic<Bool>(false)
@@ -399,6 +399,11 @@ final class TrackedSource: @unchecked Sendable {
       list.removeAll(keepingCapacity: true)
       for token in tokens { list.append(Unretained(token)) }
       state.dependencies = list
+      // Its object's token no longer observed, its address may be another's when it dies.
+      let object = objectToken.load(ordering: .relaxed)
+      if object != 0, !list.contains(where: { UInt(bitPattern: $0.address) == object }) {
+        objectToken.store(0, ordering: .relaxed)
+      }
     }
   }
 
