@@ -204,7 +204,7 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
     let threads = (0..<2).map { _ in
       startThread {
         registry.withScope {
-          for _ in 0..<20_000 {
+          for _ in 0..<5_000 {
             let label = Plain()
             weak var weakCaptured: Captured?
             do {

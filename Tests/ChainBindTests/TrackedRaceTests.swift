@@ -389,6 +389,20 @@ private final class Total: @unchecked Sendable {
   }
 }
 
+private final class Level: @unchecked Sendable {
+  @Bound var x = 0.0
+}
+
+/// Its setter keeps the whole part of what it is given: a write of `1.5` reads back `1.0`.
+private final class Rounding: @unchecked Sendable {
+  @Bound var whole = 0
+  @Bound var offset = 0
+  var value: Double {
+    get { Double(whole + offset) }
+    set { whole = Int(newValue) - offset }
+  }
+}
+
 @Suite("Tracked sources: the chain's write of a member written by another thread")
 struct TrackedSyncRaceTests {
   // Thread B writes a new tracked member's first value while thread A delivers the chain, and A,
@@ -486,6 +500,32 @@ struct TrackedSyncRaceTests {
     #expect(waitUntilIdle(chain))
     #expect(total.total == 51)
     #expect(source.x == 51)
+    chain.unbind()
+  }
+
+  // A change another thread made before the member was added, delivered before its sync ends, is
+  // the chain's newest value: the member gets it, though what it reads is not the value first
+  // written (its setter drops the fraction), and nothing set it since.
+  @Test func aChangeQueuedBeforeTheAddWinsOverTheFirstWrite() {
+    let level = Level()
+    let rounding = Rounding()
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(level, \.x).out(key: "hold") { value in
+      guard value == 1.5 else { return }
+      entered.signal()
+      _ = release.wait(timeout: .now() + 30)
+    }
+    let delivering = startThread { level.x = 1.5 }
+    #expect(entered.wait(timeout: .now() + 30) == .success)
+    #expect(startThread { level.x = 7 }.wait(timeout: .now() + 30) == .success)
+    chain.inout(rounding, \.value)
+    #expect(rounding.value == 1)
+    release.signal()
+    #expect(delivering.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(level.x == 7)
+    #expect(rounding.value == 7)
     chain.unbind()
   }
 }

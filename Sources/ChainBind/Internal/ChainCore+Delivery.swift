@@ -496,11 +496,6 @@ extension ChainCore {
     if let tracked = origin.tracked, tracked.isEchoRead {
       // A tracked member read back what the delivery wrote into its path: not a change.
       var read = value
-      if let baseline = TrackedSource.baseline(for: origin) {
-        var synced = baseline.pointee.value.assumingMemoryBound(to: Value.self).pointee
-        if bindIsEqual(&read, &synced) { return nil }
-        baseline.pointee.differs = true
-      }
       var written = current(held)
       if bindIsEqual(&read, &written) { return nil }
     }
@@ -587,16 +582,21 @@ extension ChainCore {
   }
 
   // `written`: the value the adding thread wrote, off the delivery (`syncNewMember`).
-  private func finishSync(of member: Member, with value: Value, written: UnsafeRawPointer? = nil) {
+  private func finishSync(
+    of member: Member, with value: Value, written: UnsafePointer<Value>? = nil
+  ) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }
     if let tracked = member.tracked {
-      // Changed since the adding thread wrote it, it keeps its newer value (Docs/Semantics.md,
+      let changed = tracked.syncFinished()
+      // Set since the adding thread wrote it, or the chain's value still the one written: what
+      // the member reads is its newest value, sent unless it is the chain's (a setter's
+      // correction too). Otherwise the chain's newer value is written (Docs/Semantics.md,
       // "Threading").
       if let written {
-        if tracked.syncFinished(member, wrote: written) { return }
-      } else {
-        tracked.syncFinished()
+        var first = written.pointee
+        var latest = value
+        if changed || bindIsEqual(&first, &latest) { return tracked.readBack(member) }
       }
     }
     var dead: [Member] = []

@@ -97,7 +97,7 @@ func describeQuoted(_ value: Any) -> String {
 }
 
 // A line ChainBind shows (a chain's description, an event, an error) with the line breaks a
-// user's value or key put in it escaped, as in a Swift string literal.
+// user's value or key put in it shown as `\n`, `\r` or `\u{…}`.
 func onOneLine(_ text: String) -> String {
   guard text.contains(where: \.isNewline) else { return text }
   var line = ""

@@ -123,13 +123,6 @@ final class DependencyCollector {
   }
 }
 
-// A value a tracked member's read-back compares with, in its chain's type; whether it differed.
-struct ReadBackBaseline {
-  let member: UnsafeMutableRawPointer
-  let value: UnsafeRawPointer
-  var differs = false
-}
-
 // What a tracked member observes, and the value it last read. Not generic: what depends on the
 // member's types is in `reread`.
 //
@@ -199,7 +192,7 @@ final class TrackedSource: @unchecked Sendable {
   // Reads nested in another one of this member (a getter set what it had read), counted when
   // they end: the read they were nested in read older values, and sends nothing (`makeTracked`).
   @exclusivity(unchecked) var nestedReads = 0
-  // The fields of one byte, together: each between words took eight.
+  // One-byte fields are grouped so that they share words: each between two words took eight.
   // The member's path is @Bound properties one after another (`isPathLeaf`).
   private let isBoundPath: Bool
   // Whether `collector` is in use: a read that begins inside another (a getter that sets what
@@ -221,9 +214,14 @@ final class TrackedSource: @unchecked Sendable {
     private let keepsWatch = Atomic<Bool>(false)
   #endif
   // The member's initial sync was written off the chain's delivery, which finishes it in its
-  // order (`ChainCore.syncNewMember`). Until then the member's reads send nothing: what they
-  // find is that older write, or is overwritten by the finishing one.
-  private let awaitsSync = Atomic<Bool>(false)
+  // order (`ChainCore.syncNewMember`): `SyncState`. Until then the member's reads send nothing.
+  private let syncState = Atomic<UInt8>(SyncState.done)
+  private enum SyncState {
+    static let done: UInt8 = 0
+    static let awaited: UInt8 = 1
+    // What the member reads was set meanwhile, other than by the adding thread's write of it.
+    static let changed: UInt8 = 2
+  }
 
   init(
     member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
@@ -385,6 +383,13 @@ final class TrackedSource: @unchecked Sendable {
   private func observe(_ tokens: ContiguousArray<BoundToken>) {
     state.withLock { state in
       guard state.member != nil else { return }
+      // Its object's token not read, its address may be another's once it dies: forgotten.
+      let object = objectToken.load(ordering: .relaxed)
+      if object != 0,
+        !tokens.contains(where: { UInt(bitPattern: Unretained($0).address) == object })
+      {
+        objectToken.store(0, ordering: .relaxed)
+      }
       if Self.same(state.dependencies, tokens) { return }  // the same properties as last time
       // Taken out, so that the list is changed in place: a replaced link allocates no new one.
       var list = state.dependencies
@@ -399,11 +404,6 @@ final class TrackedSource: @unchecked Sendable {
       list.removeAll(keepingCapacity: true)
       for token in tokens { list.append(Unretained(token)) }
       state.dependencies = list
-      // Its object's token no longer observed, its address may be another's when it dies.
-      let object = objectToken.load(ordering: .relaxed)
-      if object != 0, !list.contains(where: { UInt(bitPattern: $0.address) == object }) {
-        objectToken.store(0, ordering: .relaxed)
-      }
     }
   }
 
@@ -458,6 +458,11 @@ final class TrackedSource: @unchecked Sendable {
       rereadInDelivery(member, token, value, isDeliveringHere: false)
       chain.endOwnWork()
     case .insideDelivery:
+      // Here and when the work waits (`rereadOtherwise`), not in a set's own turn: a sync
+      // written off the delivery awaits its end while another thread delivers.
+      if _slowPath(syncState.load(ordering: .relaxed) != SyncState.done) {
+        noteChangeBeforeSync(member)
+      }
       rereadInDelivery(member, token, value, isDeliveringHere: true)
     case let work:
       rereadOtherwise(work, member, token, value)
@@ -483,6 +488,7 @@ final class TrackedSource: @unchecked Sendable {
     _ work: AnyChain.OwnWork, _ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?
   ) {
     noteSet(of: token)  // before the re-read is queued: it may merge into one waiting
+    if syncState.load(ordering: .relaxed) != SyncState.done { noteChangeBeforeSync(member) }
     let chain = member.chain
     if work == .begunAfterDrain {
       // What was queued for the chain's actor was delivered first, without writing the member
@@ -500,7 +506,7 @@ final class TrackedSource: @unchecked Sendable {
     // The chain's own write of a member added from nonisolated code (`ChainCore.syncNewMember`):
     // its echo is read back in the chain's order, not queued for its actor, where it came back
     // as a change. Written off the delivery, the re-read goes before the sync's end, in the
-    // chain's queue (it sends nothing, `awaitsSync`); written by this thread delivering the
+    // chain's queue (it sends nothing, `syncState`); written by this thread delivering the
     // chain off its actor, it is read back now, as on the actor.
     var toActor = true
     if member.isSyncedHere && member.isWriting {
@@ -558,10 +564,12 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   // Held for the writer to read back, unless a new member's sync is written by the thread that
-  // added it (`awaitsSync`): the delivering thread is not the one writing it then.
+  // added it (`syncState`): the delivering thread is not the one writing it then.
   @inline(never)
   private func holdEcho(of member: Member) {
-    if awaitsSync.load(ordering: .acquiring) { return read(member, sending: true) }
+    if syncState.load(ordering: .acquiring) != SyncState.done {
+      return read(member, sending: true)
+    }
     member.holdEcho()
   }
 
@@ -585,7 +593,7 @@ final class TrackedSource: @unchecked Sendable {
     _ member: Member, sending: Bool, collecting: Bool = true, leafValue: UnsafeRawPointer? = nil
   ) {
     guard member.isAttached else { return }
-    let sending = sending && !awaitsSync.load(ordering: .acquiring)
+    let sending = sending && syncState.load(ordering: .acquiring) == SyncState.done
     if !reread(self, member, sending, collecting, leafValue) {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
@@ -610,33 +618,22 @@ final class TrackedSource: @unchecked Sendable {
     return sendsAnyway || ownSet
   }
 
-  // The member's initial sync is written off the delivery (`awaitsSync`), or finished in it.
-  func syncWrittenElsewhere() { awaitsSync.store(true, ordering: .releasing) }
-  func syncFinished() { awaitsSync.store(false, ordering: .releasing) }
-
-  // The sync written off the delivery, of the chain's value at `written`, ends in it: whether
-  // the member reads something else now (its user changed it since, or its setter corrected the
-  // write). That is its newest value, sent unless it is the chain's (`ChainCore.enqueue`).
-  func syncFinished(_ member: Member, wrote written: UnsafeRawPointer) -> Bool {
-    syncFinished()
-    var baseline = ReadBackBaseline(member: Unretained(member).address, value: written)
-    withUnsafeMutablePointer(to: &baseline) { pointer in
-      let outer = Self.baseline.value  // another chain's, whose read-back reached this one
-      Self.baseline.set(UnsafeMutableRawPointer(pointer))
-      readBack(member)
-      Self.baseline.set(outer)
-    }
-    return baseline.differs
+  // The member's initial sync is written off the delivery (`syncState`), or finished in it:
+  // whether what it reads was set meanwhile.
+  func syncWrittenElsewhere() { syncState.store(SyncState.awaited, ordering: .releasing) }
+  @discardableResult
+  func syncFinished() -> Bool {
+    syncState.exchange(SyncState.done, ordering: .acquiringAndReleasing) == SyncState.changed
   }
 
-  // What this thread's read-back of `member` compares with first (`syncFinished(_:wrote:)`).
-  static func baseline(for member: Member) -> UnsafeMutablePointer<ReadBackBaseline>? {
-    guard let pointer = baseline.value else { return nil }
-    let baseline = pointer.assumingMemoryBound(to: ReadBackBaseline.self)
-    return baseline.pointee.member == Unretained(member).address ? baseline : nil
+  // A set of what the member reads before its sync is finished, unless the adding thread's write
+  // of it: the member's newest value, which the sync's end keeps (`ChainCore.finishSync`).
+  @inline(never)
+  private func noteChangeBeforeSync(_ member: Member) {
+    guard !(member.isSyncedHere && member.isWriting) else { return }
+    _ = syncState.compareExchange(
+      expected: SyncState.awaited, desired: SyncState.changed, ordering: .acquiringAndReleasing)
   }
-  // Set only while `syncFinished(_:wrote:)` runs on this thread, to a variable of its frame.
-  private static let baseline = ThreadLocalPointer()
 
   // An observed token is being deallocated, with its object. When that object was the member's
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
