@@ -49,7 +49,9 @@ extension Chain {
   /// with no token of their own object that ends them with it.
   @_spi(Testing)
   public var membersSweptByObject: Int {
-    core.snapshotMembers().filter { $0.isAttached && !$0.hasToken && !$0.endsWithItsObject }.count
+    core.snapshotMembers().filter {
+      $0.isAttached && !$0.hasToken && !$0.endsWithItsObject(orUnread: true)
+    }.count
   }
 
   /// How many members left the chain during the delivery in progress, kept alive until it ends

@@ -206,13 +206,17 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
         registry.withScope {
           for _ in 0..<5_000 {
             let label = Plain()
-            weak var weakCaptured: Captured?
+            var chain: Chain<Int>?
             do {
-              let captured = Captured()
-              weakCaptured = captured
-              _ = kind.bind(to: label, capturing: captured)
+              if kind == .nestedPath {
+                let holder = Holder()
+                chain = Bind.in(holder, \.child.int).out(label, \.int)
+              } else {
+                let sum = Sum()
+                chain = Bind.in(sum, \.total).out(label, \.int)
+              }
             }
-            if weakCaptured != nil { lingering.withLock { $0 += 1 } }
+            if chain?.isActive != false { lingering.withLock { $0 += 1 } }
           }
         }
       }

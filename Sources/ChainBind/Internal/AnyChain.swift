@@ -507,7 +507,7 @@ class AnyChain: @unchecked Sendable {
     guard let members else { return }
     var gone: [Member] = []
     for member in members
-    where !member.hasToken && !member.endsWithItsObject && member.object == nil {
+    where !member.hasToken && !member.endsWithItsObject(orUnread: false) && member.object == nil {
       gone.append(member)
     }
     if !gone.isEmpty { registry.prune(gone) }

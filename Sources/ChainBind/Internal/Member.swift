@@ -149,7 +149,9 @@ final class Member: @unchecked Sendable {
 
   // A tracked member that observes a token of its own object: its end is seen without a weak
   // load of the object (`TrackedSource.endsWithItsObject`).
-  var endsWithItsObject: Bool { tracked?.endsWithItsObject ?? false }
+  func endsWithItsObject(orUnread: Bool) -> Bool {
+    tracked?.endsWithItsObject(orUnread: orUnread) ?? false
+  }
 
   // For a tracked member (Tracking.swift): what it observes. Set once, before it is attached.
   var tracked: TrackedSource? {

@@ -251,7 +251,7 @@ final class Registry: Sendable {
   private func pruneDead(_ members: [Member]) {
     var gone: [Member] = []
     for member in members
-    where member.isAttached && !member.endsWithItsObject && member.object == nil {
+    where member.isAttached && !member.endsWithItsObject(orUnread: true) && member.object == nil {
       gone.append(member)
     }
     if !gone.isEmpty { prune(gone) }

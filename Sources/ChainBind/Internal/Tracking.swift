@@ -649,12 +649,14 @@ final class TrackedSource: @unchecked Sendable {
 
   // Whether the member observes a token of its own object, which tells it when the object is
   // gone: then its membership needs no sweep, whose weak load of the object could make another
-  // thread's release of it run the deinit on the sweeping thread, later (Registry.swift).
-  var endsWithItsObject: Bool {
+  // thread's release of it run the deinit on the sweeping thread, later (Registry.swift). Also,
+  // when `orUnread`, while it observes nothing yet: its first read, to come, ends it then.
+  func endsWithItsObject(orUnread: Bool) -> Bool {
     let token = objectToken.load(ordering: .relaxed)
     guard token != 0 else { return false }
     return state.withLock { state in
-      state.dependencies.contains { UInt(bitPattern: $0.address) == token }
+      (orUnread && state.dependencies.isEmpty)
+        || state.dependencies.contains { UInt(bitPattern: $0.address) == token }
     }
   }
 
