@@ -664,7 +664,9 @@ final class TrackedSource: @unchecked Sendable {
   // too, so is the membership (Docs/Semantics.md, "Lifetime").
   func endIfObjectGone() {
     guard let member else { return }
-    if member.object == nil, member.isAttached { member.chain.registry.detach(member) }
+    // Not skipped when it looks detached: a sweep on another thread may be ending it, and the
+    // registry's lock waits for that, so that its chain has ended when this returns.
+    if member.object == nil { member.chain.registry.detach(member) }
   }
 }
 
