@@ -257,12 +257,7 @@ extension ChainCore {
       return true
     }
     if isTraced { trace(.filterRejected(filter: rejecting, value: describeValue(value))) }
-    if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
-      write(previous, to: origin, dead: &dead)
-      if isTraced && origin.write != nil {
-        trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
-      }
-    }
+    revert(origin, to: previous, dead: &dead)
     rejected(value)
     return false
   }

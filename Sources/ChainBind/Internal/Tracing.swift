@@ -167,12 +167,7 @@ extension ChainCore {
     trace(.changeReceived(from: tracedName(of: origin), value: describeValue(value)))
     if let rejecting = filters.indices.first(where: { !filters[$0](value) }) {
       trace(.filterRejected(filter: rejecting, value: describeValue(value)))
-      if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
-        write(previous, to: origin, dead: &dead)
-        if origin.write != nil {
-          trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
-        }
-      }
+      revert(origin, to: previous, dead: &dead)
       rejected(value)
       return false
     }
@@ -183,6 +178,18 @@ extension ChainCore {
     }
     deliverTraced(value, from: origin, dead: &dead, accepted)
     return false
+  }
+
+  // A rejected change's sender gets the chain's last accepted value back, unless a newer change
+  // of its own is queued (it is delivered next): `runFilteredTurn`'s revert, traced when the
+  // chain can write the sender, for the traced turn and a batch's filters.
+  final func revert(_ origin: Member, to previous: Value, dead: inout [Member]) {
+    guard origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0
+    else { return }
+    write(previous, to: origin, dead: &dead)
+    if isTraced && origin.write != nil {
+      trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
+    }
   }
 
   // `deliverAccepted`, with events.
