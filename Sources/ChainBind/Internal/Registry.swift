@@ -241,20 +241,8 @@ final class Registry: Sendable {
     if garbage.hasRare {
       garbage.forEachMoreElsewhere { detach($0) }
       if pruningTouched { garbage.pruneTouchedChains() }
-      if !garbage.swept.isEmpty { pruneDead(garbage.swept) }
     }
     withExtendedLifetime(garbage) {}
-  }
-
-  // Removes those of `members` whose objects are gone. After unlocking: a weak load may release
-  // the last reference to an object, and run its deinit.
-  private func pruneDead(_ members: [Member]) {
-    var gone: [Member] = []
-    for member in members
-    where member.isAttached && !member.endsWithItsObject(orUnread: true) && member.object == nil {
-      gone.append(member)
-    }
-    if !gone.isEmpty { prune(gone) }
   }
 }
 
@@ -449,13 +437,19 @@ extension Registry {
       return sweptShard
     }
 
-    // Hands the members of the next `Registry.sweepStride` slots that no token ends to the
-    // caller, which checks after unlocking whether their objects are gone; not `attached`, the
-    // member just attached.
+    // Ends the memberships, in the next `Registry.sweepStride` slots, whose objects are gone and
+    // that nothing else ends (no token; not a tracked member that ends with its object's token);
+    // not `attached`, the member just attached. A live object loaded goes to the caller, to be
+    // released after unlocking, where its deinit may run; its member is not retained past the
+    // lock, so a chain that ends meanwhile releases its closures at once.
     mutating func sweep(garbage: inout Garbage, sparing attached: Member? = nil) {
+      var gone: [Member] = []
       memberships.sweep(Registry.sweepStride) { member in
-        if !member.hasToken && member !== attached { garbage.sweep(member) }
+        guard !member.hasToken, member !== attached, !member.endsWithItsObject(orUnread: true)
+        else { return }
+        if let object = member.object { garbage.release(object) } else { gone.append(member) }
       }
+      for member in gone { detach(member, garbage: &garbage) }
     }
 
     mutating func detach(_ member: Member, garbage: inout Garbage) {
@@ -615,8 +609,6 @@ struct Garbage {
     // Chains a member left and that are still active: their dead members are pruned after
     // unlocking.
     var touched: [AnyChain] = []
-    // Members the sweep found, whose objects are checked after unlocking.
-    var swept: [Member] = []
     var elsewhere: [Member] = []
   }
 
@@ -661,10 +653,6 @@ struct Garbage {
   }
 
   mutating func touch(_ chain: AnyChain) { withRare { $0.touched.append(chain) } }
-
-  mutating func sweep(_ member: Member) { withRare { $0.swept.append(member) } }
-
-  var swept: [Member] { rare?.swept ?? [] }
 
   mutating func release(_ object: AnyObject) {
     if first == nil {
