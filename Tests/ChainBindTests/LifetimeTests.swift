@@ -281,6 +281,25 @@ private final class Captured {
       #expect(chain.attachedMemberCount == 2)
     }
 
+    // Adding looks for dead members of a large chain only when it has doubled since the last
+    // look (so that adding n members is O(n) in all): the dead it holds stay bounded by the live.
+    @Test(arguments: [0, 7, 100])
+    func deadPlainMembersOfAChainMembersAreAddedToStayBounded(live: Int) {
+      let model = Model()
+      let kept = (0..<live).map { _ in Plain() }
+      let chain = Bind.in(model, \.int)
+      for plain in kept { chain.out(plain, \.int) }
+      var most = 0
+      for _ in 0..<5_000 {
+        do { chain.out(Plain(), \.int) }
+        most = max(most, chain.attachedMemberCount)
+      }
+      #expect(most <= max(2 * (live + 1), 9) + 1)
+      #expect(chain.memberCount == live + 1)
+      model.int = 4
+      #expect(kept.allSatisfy { $0.int == 4 })
+    }
+
     @Test func deadPlainMembersDoNotKeepAChainWithoutSendersAlive() throws {
       try withIsolatedRegistry {
         var chain: Chain<Int>?

@@ -496,12 +496,20 @@ class AnyChain: @unchecked Sendable {
 
   // Removes members whose objects are gone (Docs/Semantics.md, "Lifetime"). Liveness is checked
   // outside every lock: loading a weak reference may release the last strong one, and so run a
-  // deinit.
-  func pruneDeadMembers() {
+  // deinit. `amortized` (adding a member, or another leaving): a chain of more than
+  // `Self.alwaysSearched` members is searched only when it has twice the members its last search
+  // left, so that n members are added in O(n) in all; its deliveries and the registry's sweeps
+  // still prune the dead ones they find.
+  func pruneDeadMembers(amortized: Bool = false) {
     // Members with a token are removed by it when their object dies: a chain with no other
     // member is not searched (no weak loads, no copy of the member list).
     let members = withLock { held -> MemberList? in
       let members = held.members
+      if members.count > Self.alwaysSearched {
+        let extras = extrasInUse(held)
+        if amortized && members.count < 2 * extras.membersAfterSearch { return nil }
+        extras.membersAfterSearch = members.count
+      }
       return members.contains { !$0.hasToken } ? members : nil
     }
     guard let members else { return }
@@ -510,8 +518,17 @@ class AnyChain: @unchecked Sendable {
     where !member.hasToken && !member.endsWithItsObject(orUnread: false) && member.object == nil {
       gone.append(member)
     }
-    if !gone.isEmpty { registry.prune(gone) }
+    guard !gone.isEmpty else { return }
+    registry.prune(gone)
+    withLock { held in
+      if held.members.count > Self.alwaysSearched {
+        extrasInUse(held).membersAfterSearch = held.members.count
+      }
+    }
   }
+
+  // Chains of this many members or fewer are searched for dead ones at every addition.
+  static let alwaysSearched = 8
 
   // What waits for the delivery, in the chain's queue and for its actor (Bind+Testing.swift).
   final var pendingCount: Int {

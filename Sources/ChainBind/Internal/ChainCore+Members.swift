@@ -88,7 +88,7 @@ extension ChainCore {
     guard mayTake(existing, from: isolation) else { return }
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
-    pruneDeadMembers()
+    pruneDeadMembers(amortized: true)
     // Its membership of this chain, if it is added again: the roles unite (Docs/Semantics.md,
     // "Join and move"). Still attached after the pruning, or not used.
     let previous = existing.flatMap { $0.chain === self && $0.isAttached ? $0 : nil }
@@ -295,7 +295,7 @@ extension ChainCore {
     guard admits(isolation, adding: label),
       isolation == nil || mayTake(registry.member(of: owner, keyPath: keyPath), from: isolation)
     else { return }
-    pruneDeadMembers()
+    pruneDeadMembers(amortized: true)
     let access = MemberAccess(
       keyPath: keyPath, storageKeyPath: nil,
       write: { object, value, _ in

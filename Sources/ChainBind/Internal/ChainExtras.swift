@@ -18,6 +18,8 @@ class AnyChainExtras {
   // by member, each kept with its member so that its address names no other.
   @exclusivity(unchecked) final var tracedCode: ChainCode?
   @exclusivity(unchecked) final var tracedNames: [ObjectIdentifier: (Member, String)] = [:]
+  // How many members the last search for dead ones left (`AnyChain.pruneDeadMembers`).
+  @exclusivity(unchecked) final var membersAfterSearch = 0
   // Numbers keyed and owned sinks in the order they were added, across both.
   @exclusivity(unchecked) private final var sinksAdded: Int32 = 0
 

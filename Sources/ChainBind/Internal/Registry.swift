@@ -673,7 +673,7 @@ struct Garbage {
   // Call after unlocking.
   func pruneTouchedChains() {
     guard let touched = rare?.touched else { return }
-    for chain in touched where chain.isActive { chain.pruneDeadMembers() }
+    for chain in touched where chain.isActive { chain.pruneDeadMembers(amortized: true) }
   }
 }
 

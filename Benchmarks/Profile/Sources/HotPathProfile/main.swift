@@ -24,6 +24,8 @@
 //                                               as churn, from an `@Observable` object's
 //                                               property, a two-link `@Bound` path, or a
 //                                               computed property over two `@Bound` ones
+//   HotPathProfile addmember [N]               N plain members added to one chain, their
+//                                               objects alive
 //   HotPathProfile churn2|computed2 [N]        churn, or computed, on two threads at once, N
 //                                               operations each (callgrind runs the threads one
 //                                               at a time: it counts the work, not the waiting)
@@ -373,6 +375,16 @@ func pair(_ left: HandModel, _ right: HandModel) {
     consume(Bind.inout(model, \.value).out(target, \.value).isActive ? 1 : 0)
   }
 }
+// Adds n plain members to one chain, their objects alive: each addition's cost must not grow
+// with the chain (Docs/Semantics.md, "Threading").
+@inline(never) nonisolated func addMembers(_ n: Int) {
+  let model = Model()
+  let targets = (0..<n).map { _ in Target() }
+  let chain = Bind.in(model, \.value)
+  for target in targets { chain.out(target, \.value) }
+  model.value = 1
+  precondition(targets.allSatisfy { $0.value == 1 })
+}
 @inline(never) nonisolated func churnObservable(_ n: Int) {
   for _ in 0..<n {
     let model = ObservedModel()
@@ -644,6 +656,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
   case "churn":
     churn(n)
     consume(Bind.activeChainCount)
+  case "addmember":
+    addMembers(n)
   case "churnobservable":
     churnObservable(n)
     consume(Bind.activeChainCount)
