@@ -10,7 +10,9 @@ private final class Owner {}
 
 @Suite("The registry's membership table")
 struct MembershipTableTests {
-  @Test("random inserts and removals find every membership, and only those", arguments: 0..<8)
+  @Test(
+    "random inserts and removals, one or all of an object's, find every membership, and only those",
+    arguments: 0..<8)
   func randomSteps(seed: Int) {
     var random = SplitMix64(seed: UInt64(seed) &+ 1_000)
     let owners = (0..<24).map { _ in Owner() }
@@ -27,10 +29,18 @@ struct MembershipTableTests {
         table.insert(member)
         model[member.objectID, default: []].append(member)
         all.append(member)
-      } else {
+      } else if random.next() % 4 != 0 {
         let member = all.remove(at: Int(random.next() % UInt64(all.count)))
         table.remove(member)
         model[member.objectID]?.removeAll { $0 === member }
+      } else {
+        // All of one object's memberships at once (`Bind.unbind(object)`).
+        let id = ObjectIdentifier(owners[Int(random.next() % UInt64(owners.count))])
+        let removed = table.removeAll(of: id).map(ObjectIdentifier.init)
+        #expect(Set(removed) == Set((model[id] ?? []).map(ObjectIdentifier.init)))
+        #expect(removed.count == (model[id] ?? []).count)
+        all.removeAll { $0.objectID == id }
+        model[id] = nil
       }
       #expect(table.count == all.count)
       for owner in owners {

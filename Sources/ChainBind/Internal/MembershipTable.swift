@@ -100,6 +100,28 @@ struct MembershipTable {
     if slots.count > 64 && count * 8 < slots.count { resize(to: slots.count / 2) }
   }
 
+  // Removes every member of the object `id`, or of a dead object that had its address, and
+  // returns them: one pass over their run and what follows it, where removing them one at a time
+  // would shift the rest of the run each time (O(k²) for an object of k memberships).
+  mutating func removeAll(of id: ObjectIdentifier) -> [Member] {
+    guard first(of: id, where: { _ in true }) != nil else { return [] }
+    let mask = slots.count - 1
+    var removed: [Member] = []
+    var others: [Member] = []
+    var index = home(of: id)
+    // The rest of the cluster is emptied and the others put back from their homes: each lands
+    // in the first empty slot after its home, as when it was first inserted.
+    while let member = slots[index] {
+      if member.objectID == id { removed.append(member) } else { others.append(member) }
+      slots[index] = nil
+      index = (index + 1) & mask
+    }
+    count -= removed.count + others.count
+    for member in others { insert(member) }
+    if slots.count > 64 && count * 8 < slots.count { resize(to: slots.count / 2) }
+    return removed
+  }
+
   private mutating func resize(to capacity: Int) {
     let old = slots
     slots = ContiguousArray(repeating: nil, count: capacity)

@@ -175,9 +175,7 @@ final class Registry: Sendable {
 
   func unbind(_ object: AnyObject) {
     withGarbage(of: ObjectIdentifier(object), pruningTouched: true) { tables, garbage in
-      for member in tables.liveList(of: object, garbage: &garbage) {
-        tables.detach(member, garbage: &garbage)
-      }
+      tables.detachAll(of: object, garbage: &garbage)
     }
   }
 
@@ -452,17 +450,26 @@ extension Registry {
       for member in gone { detach(member, garbage: &garbage) }
     }
 
-    mutating func detach(_ member: Member, garbage: inout Garbage) {
+    mutating func detach(_ member: Member, garbage: inout Garbage, isInTable: Bool = true) {
       guard member.isAttached else { return }
       if member.chain.isTraced { garbage.release(TraceNote.removed(member, movingAway: false)) }
-      end(member, garbage: &garbage)
+      end(member, garbage: &garbage, isInTable: isInTable)
       removeFromChain(member, garbage: &garbage)
     }
 
-    // A membership ends: out of the table, unlinked from its token and its observed properties,
-    // and released by the caller after unlocking.
-    private mutating func end(_ member: Member, garbage: inout Garbage) {
-      memberships.remove(member)
+    // Every membership of `object` (Docs/Semantics.md, "Lifetime": O(members of the chains it
+    // touches), however many memberships the object has).
+    mutating func detachAll(of object: AnyObject, garbage: inout Garbage) {
+      removeStale(of: object, garbage: &garbage)
+      for member in memberships.removeAll(of: ObjectIdentifier(object)) {
+        detach(member, garbage: &garbage, isInTable: false)
+      }
+    }
+
+    // A membership ends: out of the table (unless taken out already), unlinked from its token
+    // and its observed properties, and released by the caller after unlocking.
+    private mutating func end(_ member: Member, garbage: inout Garbage, isInTable: Bool = true) {
+      if isInTable { memberships.remove(member) }
       member.markDetached()
       garbage.release(member)
       memberEnded(member, garbage: &garbage)
@@ -517,14 +524,6 @@ extension Registry {
     ) -> Member? {
       removeStale(of: object, garbage: &garbage)
       return memberships.first(of: ObjectIdentifier(object)) { $0.keyPath == keyPath }
-    }
-
-    // The memberships of `object`.
-    mutating func liveList(of object: AnyObject, garbage: inout Garbage) -> [Member] {
-      removeStale(of: object, garbage: &garbage)
-      var list: [Member] = []
-      memberships.forEach(of: ObjectIdentifier(object)) { list.append($0) }
-      return list
     }
 
     // Removes the memberships a dead object left at `object`'s address. They are all of one
