@@ -146,6 +146,37 @@ struct MainActorIsolationTests {
     chain.unbind()
   }
 
+  // Docs/Semantics.md, "Re-entrancy": a queued change is delivered even if its member has left.
+  // Queued for the main actor, which the test holds, it was dropped there when its member had
+  // been unbound, deallocated, or replaced by a join meanwhile.
+  @Test(
+    "a change queued for the main actor is delivered after its member left",
+    arguments: ["unbound", "deallocated", "joined again"])
+  @MainActor
+  func queuedChangeOfALeavingMemberIsDelivered(leaving: String) async {
+    let head = Download()
+    let arrived = Deliveries<Double>()
+    var second: Download? = Download()
+    let chain = Bind.in(head, \.progress).in(second!, \.progress)
+      .out(key: "arrived") { arrived.record($0) }
+    let box = LockedBox(second)
+    second = nil
+    onAnotherThread {
+      guard let member = box.withLock({ $0 }) else { return }
+      member.progress = 0.7
+      switch leaving {
+      case "unbound": Bind.unbind(member, \.progress)
+      case "joined again": _ = Bind.in(member, \.progress)
+      default: box.withLock { $0 = nil }  // `member`, the last reference, goes with this closure
+      }
+    }
+    #expect(box.withLock { $0 == nil } == (leaving == "deallocated"))
+    #expect(await waitUntilIdle(chain))
+    #expect(arrived.values == [0.0, 0.7])
+    #expect(chain.isActive)
+    chain.unbind()
+  }
+
   @Test("a tracked member's dependency set on another thread is re-read on the main actor")
   @MainActor
   func trackedReread() async {

@@ -84,14 +84,29 @@ final class BoundToken: @unchecked Sendable {
   func detach(_ member: Member) {
     let held = acquire()
     if held.member === member {
-      let kept = Unretained.retained(member)
-      let pins = member.pins.bitwiseOr(Self.ended, ordering: .acquiringAndReleasing).oldValue
-      if pins & ~Member.overwritten == 0 {
-        kept.release()
-      }
+      Self.end(member)
       held.member = nil
     }
     release(held)
+  }
+
+  // Registry lock held: `new` replaces `old` in its chain (a join). Handed over at once, so that
+  // no set meanwhile finds no member, and goes nowhere.
+  func handOver(from old: Member, to new: Member) {
+    let held = acquire()
+    if held.member === old {
+      Self.end(old)
+      held.member = new
+    }
+    release(held)
+  }
+
+  private static func end(_ member: Member) {
+    let kept = Unretained.retained(member)
+    let pins = member.pins.bitwiseOr(ended, ordering: .acquiringAndReleasing).oldValue
+    if pins & ~Member.overwritten == 0 {
+      kept.release()
+    }
   }
 
   // In `Member.pins`: the membership ended (`detach`).

@@ -180,7 +180,11 @@ final class Member: @unchecked Sendable {
   }
 
   // Whether a change of the member goes to its chain.
-  @inlinable var isSending: Bool { role.sends && isAttached }
+  // Whether a change of the member goes to its chain: its role sends. A change made while it
+  // was in the chain goes there even when it left meanwhile (a set on its way while another
+  // thread unbound it, or replaced it by a join; a change queued for the chain's actor): no
+  // update is lost (Docs/Semantics.md, "Re-entrancy"). An ended chain takes nothing.
+  @inlinable var isSending: Bool { role.sends }
 
   // Whether a write may go ahead: conversions, `==` and getters are user code, and may have
   // unbound this member or released its chain.

@@ -374,6 +374,9 @@ extension Registry {
       let inserted = chain.insert(member, replacing: replaced)
       if case .inactive = inserted { return .chainInactive }
       if let existing {
+        if existing === replaced, let token = member.token, token === existing.token {
+          token.handOver(from: existing, to: member)
+        }
         end(existing, garbage: &garbage)
         if existing === replaced {
           // Replaced in its own chain: what waited for it goes (the new member waits anew).
