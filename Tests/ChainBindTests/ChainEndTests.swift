@@ -137,6 +137,25 @@ enum SourceKind: String, CaseIterable, CustomTestStringConvertible {
   }
 }
 
+/// Runs `cycle` `cycles` times on each of two threads at once (passing the thread's index, 0 or
+/// 1), in `registry`; returns in how many cycles it found something left behind (it returns
+/// true).
+private func cyclesLeavingSomething(
+  onTwoThreadsIn registry: ScopedRegistry, cycles: Int,
+  _ cycle: @escaping @Sendable (_ thread: Int) -> Bool
+) -> Int {
+  let lingering = LockedBox(0)
+  let threads = (0..<2).map { thread in
+    startThread {
+      registry.withScope {
+        for _ in 0..<cycles where cycle(thread) { lingering.withLock { $0 += 1 } }
+      }
+    }
+  }
+  for thread in threads { #expect(thread.wait(timeout: .now() + 120) == .success) }
+  return lingering.withLock { $0 }
+}
+
 /// Binds and unbinds one more chain, on the same two objects each time, until `isDone`; returns
 /// how many: each attach sweeps part of its own shard of the registry, and every eighth part of
 /// one other shard, in turn (it gives up just past the bound the tests expect).
@@ -206,29 +225,21 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
     arguments: [SourceKind.nestedPath, .computed])
   func trackedSourcesEndAtOnceOnTwoThreads(kind: SourceKind) {
     let registry = ScopedRegistry()
-    let lingering = LockedBox(0)
-    let threads = (0..<2).map { _ in
-      startThread {
-        registry.withScope {
-          for _ in 0..<5_000 {
-            let label = Plain()
-            var chain: Chain<Int>?
-            do {
-              if kind == .nestedPath {
-                let holder = Holder()
-                chain = Bind.in(holder, \.child.int).out(label, \.int)
-              } else {
-                let sum = Sum()
-                chain = Bind.in(sum, \.total).out(label, \.int)
-              }
-            }
-            if chain?.isActive != false { lingering.withLock { $0 += 1 } }
-          }
+    let lingering = cyclesLeavingSomething(onTwoThreadsIn: registry, cycles: 5_000) { _ in
+      let label = Plain()
+      var chain: Chain<Int>?
+      do {
+        if kind == .nestedPath {
+          let holder = Holder()
+          chain = Bind.in(holder, \.child.int).out(label, \.int)
+        } else {
+          let sum = Sum()
+          chain = Bind.in(sum, \.total).out(label, \.int)
         }
       }
+      return chain?.isActive != false
     }
-    for thread in threads { #expect(thread.wait(timeout: .now() + 120) == .success) }
-    #expect(lingering.withLock { $0 } == 0)
+    #expect(lingering == 0)
     #expect(registry.activeChainCount == 0)
   }
 
@@ -241,36 +252,31 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
     arguments: KeptClosure.allCases)
   func membersClosuresReleasedAtOnceOnTwoThreads(closure: KeptClosure) {
     let registry = ScopedRegistry()
-    let lingering = LockedBox(0)
-    let threads = (0..<2).map { _ in
-      startThread {
-        registry.withScope {
-          let owner = Plain()
-          for _ in 0..<20_000 {
-            let label = Plain()
-            weak var weakCaptured: Captured?
-            do {
-              let model = Model()
-              let captured = Captured()
-              weakCaptured = captured
-              let chain = Bind.in(model, \.int).out(label, \.int)
-              switch closure {
-              case .ownedSink:
-                chain.out(owner, key: "c") { [captured] _, _ in _ = captured }
-              case .conversion:
-                chain.out(owner, \.string) { [captured] value in
-                  _ = captured
-                  return "\(value)"
-                }
-              }
-            }
-            if weakCaptured != nil { lingering.withLock { $0 += 1 } }
+    // An owner for each thread, alive throughout: its sink's membership stays in that thread's
+    // chains.
+    let owners = LockedBox([Plain(), Plain()])
+    let lingering = cyclesLeavingSomething(onTwoThreadsIn: registry, cycles: 20_000) { thread in
+      let owner = owners.withLock { $0[thread] }
+      let label = Plain()
+      weak var weakCaptured: Captured?
+      do {
+        let model = Model()
+        let captured = Captured()
+        weakCaptured = captured
+        let chain = Bind.in(model, \.int).out(label, \.int)
+        switch closure {
+        case .ownedSink:
+          chain.out(owner, key: "c") { [captured] _, _ in _ = captured }
+        case .conversion:
+          chain.out(owner, \.string) { [captured] value in
+            _ = captured
+            return "\(value)"
           }
         }
       }
+      return weakCaptured != nil
     }
-    for thread in threads { #expect(thread.wait(timeout: .now() + 120) == .success) }
-    #expect(lingering.withLock { $0 } == 0)
+    #expect(lingering == 0)
     #expect(registry.activeChainCount == 0)
   }
 
