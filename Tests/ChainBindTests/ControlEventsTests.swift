@@ -1,4 +1,5 @@
 @_spi(Testing) import ChainBind
+import Dispatch
 import Testing
 
 // UI-style members: a control's property bound `on:` an event sends when that event is sent.
@@ -117,6 +118,39 @@ import Testing
       #expect(joined.code == first.code)
       #expect(first.memberCount == 2)
     }
+  }
+
+  // An event is a change made when it fires: after its member was unbound, it goes nowhere,
+  // even while another thread's delivery keeps the member alive (it left during that delivery).
+  @Test func anEventAfterItsMemberWasUnboundDuringAnotherThreadsDeliveryIsNotSent() {
+    final class Shared: @unchecked Sendable {
+      let model = Model()
+      let field = TextField()
+    }
+    let shared = Shared()
+    let inSink = DispatchSemaphore(value: 0)
+    let resume = DispatchSemaphore(value: 0)
+    let holding = LockedBox(false)
+    let chain = Bind.inout(shared.model, \.string)
+      .inout(shared.field, \.text, on: .editingChanged)
+      .out(key: "held") { _ in
+        guard holding.withLock({ $0 }) else { return }
+        inSink.signal()
+        resume.wait()
+      }
+    holding.withLock { $0 = true }
+    let delivering = startThread { shared.model.string = "a" }
+    #expect(inSink.wait(timeout: .now() + 30) == .success)
+    // The other thread is inside the delivery's sink: the field was written "a" before it.
+    #expect(shared.field.text == "a")
+    Bind.unbind(shared.field)
+    shared.field.userTypes("typed after unbind")
+    holding.withLock { $0 = false }
+    resume.signal()
+    #expect(delivering.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(shared.model.string == "a")
+    #expect(chain.memberCount == 1)
   }
 
   @Suite struct Deallocation {

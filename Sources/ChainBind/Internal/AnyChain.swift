@@ -416,6 +416,9 @@ class AnyChain: @unchecked Sendable {
         if member.isSink { held.ownedSinkCount -= 1 }
       }
       if held.queuedCount > 0, let waited = takeWork(of: member, held) { garbage.release(waited) }
+      if let extras = held.extras, extras.membersAfterSearch > held.members.count {
+        extras.membersAfterSearch = held.members.count
+      }
       if held.members.isEmpty { return true }
       return member.role.sends && !held.members.contains { $0.role.sends }
     }
@@ -518,13 +521,8 @@ class AnyChain: @unchecked Sendable {
     where !member.hasToken && !member.endsWithItsObject(orUnread: false) && member.object == nil {
       gone.append(member)
     }
-    guard !gone.isEmpty else { return }
-    registry.prune(gone)
-    withLock { held in
-      if held.members.count > Self.alwaysSearched {
-        extrasInUse(held).membersAfterSearch = held.members.count
-      }
-    }
+    // Each removal lowers the count the next search waits for (`remove`).
+    if !gone.isEmpty { registry.prune(gone) }
   }
 
   // Chains of this many members or fewer are searched for dead ones at every addition.

@@ -90,8 +90,8 @@ final class BoundToken: @unchecked Sendable {
     release(held)
   }
 
-  // Registry lock held: `new` replaces `old` in its chain (a join). Handed over at once, so that
-  // no set meanwhile finds no member, and goes nowhere.
+  // Registry lock held: `new` replaces `old`, in its chain (a join) or in another (a move).
+  // Handed over at once, so that no set meanwhile finds no member, and goes nowhere.
   func handOver(from old: Member, to new: Member) {
     let held = acquire()
     if held.member === old {

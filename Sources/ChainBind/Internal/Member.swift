@@ -199,7 +199,8 @@ final class Member: @unchecked Sendable {
 
   // A control this member is subscribed to sent the member's event.
   func controlEventDidFire() {
-    guard isSending, let send, let object else { return }
+    // An event is a change made now: none after the member left (a delivery may keep it alive).
+    guard isSending, isAttached, let send, let object else { return }
     switch chain.isIsolated ? chain.admission(of: self, clearingEcho: false) : .nonisolated {
     case .nonisolated:
       // Only the writing thread's events are the write's echo: another thread's edit meanwhile is

@@ -118,7 +118,7 @@ struct MembershipTable {
     }
     count -= removed.count + others.count
     for member in others { insert(member) }
-    if slots.count > 64 && count * 8 < slots.count { resize(to: slots.count / 2) }
+    while slots.count > 64 && count * 8 < slots.count { resize(to: slots.count / 2) }
     return removed
   }
 

@@ -374,7 +374,8 @@ extension Registry {
       let inserted = chain.insert(member, replacing: replaced)
       if case .inactive = inserted { return .chainInactive }
       if let existing {
-        if existing === replaced, let token = member.token, token === existing.token {
+        // Joined or moved: the token goes to the new member at once.
+        if let token = member.token, token === existing.token {
           token.handOver(from: existing, to: member)
         }
         end(existing, garbage: &garbage)
