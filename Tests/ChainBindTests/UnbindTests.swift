@@ -6,6 +6,29 @@ import Testing
 /// An object that only a closure keeps alive.
 private final class Token {}
 
+/// A subscript argument that counts how often it is compared.
+private struct Cell: Hashable {
+  let index: Int
+  let comparisons: LockedBox<Int>
+
+  static func == (lhs: Cell, rhs: Cell) -> Bool {
+    lhs.comparisons.withLock { $0 += 1 }
+    return lhs.index == rhs.index
+  }
+
+  func hash(into hasher: inout Hasher) { hasher.combine(index) }
+}
+
+/// A model bound through a key path per cell.
+private final class Grid {
+  var cells: [Int]
+  init(count: Int) { cells = Array(repeating: 0, count: count) }
+  subscript(cell: Cell) -> Int {
+    get { cells[cell.index] }
+    set { cells[cell.index] = newValue }
+  }
+}
+
 @Suite struct UnbindTests {
   @Suite struct Objects {
     @Test func unbindingAnObjectRemovesEveryMembershipInEveryChain() {
@@ -44,6 +67,29 @@ private final class Token {}
       #expect(other.int == 3)
       #expect(target.int == 0)
       #expect(chain.isActive)
+    }
+
+    // Finding one membership of an object compares key paths: past a few of the object's
+    // memberships, by hash first, so that the work stays flat however many it has (1 000
+    // subscript arguments compared at each before).
+    @Test(arguments: [10, 100, 1_000])
+    func findingOneMembershipOfAnObjectBoundManyTimesComparesAFew(cells: Int) {
+      let comparisons = LockedBox(0)
+      let grid = Grid(count: cells)
+      let models = (0..<cells).map { Model(int: $0 + 1) }
+      let chains = models.enumerated().map { index, model in
+        Bind.inout(model, \.int).out(grid, \.[Cell(index: index, comparisons: comparisons)])
+      }
+      #expect(grid.cells.last == cells)
+      for last in [cells - 1, 0] {
+        comparisons.withLock { $0 = 0 }
+        Bind.unbind(grid, \.[Cell(index: last, comparisons: comparisons)])
+        #expect(comparisons.withLock { $0 } <= 16)
+        #expect(chains[last].memberCount == 1)
+      }
+      models[1].int = 42
+      #expect(grid.cells[1] == 42)
+      #expect(chains.dropFirst().dropLast().allSatisfy { $0.memberCount == 2 })
     }
 
     @Test func unbindingOneKeyPathRemovesExactlyThatMembership() {

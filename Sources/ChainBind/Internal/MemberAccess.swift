@@ -5,7 +5,7 @@
 // two closures and a key path (Docs/Performance.md, "Memory"). The registry keeps a shared
 // access while an attached member uses it, and the most recent idle ones for a while.
 //
-// @unchecked Sendable: immutable but for the registry's two fields, guarded by its lock; the
+// @unchecked Sendable: immutable but for the registry's fields, guarded by its lock; the
 // closures run only where their member is written or sends.
 @usableFromInline
 final class MemberAccess: @unchecked Sendable {
@@ -24,6 +24,17 @@ final class MemberAccess: @unchecked Sendable {
   @exclusivity(unchecked) var attachedMembers = 0
   @exclusivity(unchecked) var isIdle = false
   @exclusivity(unchecked) var wasUsedAgain = false
+  // Guarded by its registry shard's lock: the key path's hash, once a lookup among many
+  // memberships of one object needed it (`Registry.Tables.membership(of:keyPath:garbage:)`).
+  @exclusivity(unchecked) private var storedHash: Int?
+
+  // Registry lock held.
+  var keyPathHash: Int {
+    if let storedHash { return storedHash }
+    let hash = keyPath.hashValue
+    storedHash = hash
+    return hash
+  }
 
   // Names the property in messages and chain codes.
   var label: MemberLabel { MemberLabel(keyPath: keyPath, storageKeyPath: storageKeyPath) }

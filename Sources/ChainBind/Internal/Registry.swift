@@ -527,8 +527,22 @@ extension Registry {
       of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
     ) -> Member? {
       removeStale(of: object, garbage: &garbage)
-      return memberships.first(of: ObjectIdentifier(object)) { $0.keyPath == keyPath }
+      // Past a few memberships of the object, hashes first: an object bound through thousands of
+      // key paths (a subscript per cell) then compares a few, not all (Docs/Semantics.md,
+      // "Lifetime").
+      var compared = 0
+      var hash: Int?
+      return memberships.first(of: ObjectIdentifier(object)) { member in
+        compared += 1
+        guard compared > Self.comparedDirectly else { return member.keyPath == keyPath }
+        let wanted = hash ?? keyPath.hashValue
+        hash = wanted
+        return member.access.keyPathHash == wanted && member.keyPath == keyPath
+      }
     }
+
+    // Memberships of one object whose key paths a lookup compares without hashing.
+    static let comparedDirectly = 8
 
     // Removes the memberships a dead object left at `object`'s address. They are all of one
     // object: the first lookup for a new object at that address removes the old one's.
