@@ -179,7 +179,6 @@ final class Member: @unchecked Sendable {
     tracked?.end()
   }
 
-  // Whether a change of the member goes to its chain.
   // Whether a change of the member goes to its chain: its role sends. A change made while it
   // was in the chain goes there even when it left meanwhile (a set on its way while another
   // thread unbound it, or replaced it by a join; a change queued for the chain's actor): no
