@@ -42,6 +42,10 @@ private final class Source: @unchecked Sendable {
   @Bound var text = ""
 }
 
+private final class Reading: @unchecked Sendable {
+  @Bound var number = 0
+}
+
 private final class Field: @unchecked Sendable {
   var text = ""
 }
@@ -63,6 +67,49 @@ private final class SinkCalls: Sendable {
 
 @Suite("Convergence: every member ends at the chain's latest value", .serialized)
 struct ConvergenceTests {
+  @Test("another thread's change made while a conversion runs waits for the value it converts")
+  func changeWhileAConversionRunsWaitsForIt() {
+    let head = Source()
+    let converted = Reading()
+    let gauge = Gauge()
+    let calls = SinkCalls()
+    let hook = Hook<Int>()
+    let chain = Bind.in(head, \.text).out(gauge, \.value, convert: { Int($0) ?? -2 })
+      .in(
+        converted, \.number,
+        back: { (number: Int) -> String? in
+          hook(number)
+          return String(number)
+        }
+      )
+      .out(key: "log") { (text: String) in
+        calls.enter(Int(text) ?? -2)
+        calls.leave()
+      }
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    // Held in the conversion of the other thread's change, 5.
+    hook.set { number in
+      guard number == 5 else { return }
+      entered.signal()
+      proceed.wait()
+    }
+    let done = startThread { converted.number = 5 }
+    entered.wait()
+    head.text = "8"  // returns while the other thread is held: its change waits
+    let seenWhileHeld = calls.values
+    proceed.signal()
+    done.wait()
+    hook.set(nil)
+    #expect(waitUntilIdle(chain))
+    #expect(seenWhileHeld == [-2])
+    #expect(calls.values == [-2, 5, 8])
+    #expect(!calls.overlapped)
+    #expect(gauge.value == 8)
+    #expect(chain.currentValue == "8")
+    chain.unbind()
+  }
+
   @Test("a tracked member's re-reads on two threads deliver the latest value last")
   func concurrentRereadsDeliverTheLatestLast() {
     let sums = Sums()

@@ -91,6 +91,25 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect(log.errors.map(\.cause) == [.chainInactive])
     }
 
+    @Test func anAdditionToAnUnboundChainNamesTheBoundPropertyItWasFor() {
+      let model = Model()
+      let other = Model()
+      let log = ErrorLog()
+      let chain = Bind.in(model, \.bool).onError(log.handler)
+      chain.unbind()
+      chain.out(other, \.bool)
+      chain.in(other, \.string)
+      #expect(log.errors.map(\.cause) == [.chainInactive, .chainInactive])
+      #expect(log.errors.map(\.member) == ["Model.bool", "Model.string"])
+      // Nothing of the refused additions stays: the property binds as any other.
+      let plain = Plain()
+      let next = Bind.in(other, \.string).out(plain, \.string)
+      other.string = "x"
+      #expect(plain.string == "x")
+      #expect(next.memberCount == 2)
+      next.unbind()
+    }
+
     @Test func boundAndControlSendersReportNothing() {
       let model = Model()
       let other = Model()

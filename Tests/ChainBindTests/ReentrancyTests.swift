@@ -1,4 +1,4 @@
-import ChainBind
+@_spi(Testing) import ChainBind
 import Testing
 
 // Docs/Semantics.md, "Re-entrancy": no echoes, no recursion; changes made while a chain delivers
@@ -52,6 +52,21 @@ private final class Unbinder {
 
   init(trigger: Int) {
     self.trigger = trigger
+  }
+}
+
+/// A model whose computed `value` reads `x`, and runs `hook` once, when it reads 5.
+private final class Hooked {
+  @Bound var x = 0
+  @Bound var y = 0
+  var hook: (() -> Void)?
+  var value: Int {
+    let value = x
+    if value == 5, let hook {
+      self.hook = nil
+      hook()
+    }
+    return value
   }
 }
 
@@ -220,6 +235,80 @@ private final class EchoingField: ControlEventSource {
       #expect(relay.value == 2)
       #expect(head.intSets == 2)
       #expect(partner.intSets == 2)
+    }
+  }
+
+  /// How user code that runs for a member's change changes another member of the chain.
+  enum SideChange: CaseIterable {
+    case set, setInABatch, setInAFilteredChain
+  }
+
+  /// What sends a converted value.
+  enum ConvertingSender: CaseIterable {
+    case boundProperty, control
+  }
+
+  @Suite struct WorkForAChange {
+    @Test(
+      "a change a tracked member's getter makes is delivered after the value the getter read",
+      arguments: SideChange.allCases)
+    func changeFromAGetterWaitsForTheValueItRead(_ how: SideChange) {
+      let model = Hooked()
+      let plain = Plain()
+      var delivered: [Int] = []
+      let chain = Bind.in(model, \.value).inout(model, \.y).out(plain, \.int)
+      if how == .setInAFilteredChain { chain.filter { _ in true } }
+      chain.out(key: "log") { delivered.append($0) }
+      model.hook = {
+        if how == .setInABatch { Bind.batch { model.y = 8 } } else { model.y = 8 }
+      }
+
+      model.x = 5
+
+      #expect(delivered == [0, 5, 8])
+      #expect(model.y == 8)
+      #expect(plain.int == 8)
+      #expect(chain.currentValue == 8)
+      chain.unbind()
+    }
+
+    @Test(
+      "a change a conversion makes is delivered after the value it converts",
+      arguments: ConvertingSender.allCases, [false, true])
+    func changeFromAConversionWaitsForTheValueItConverts(
+      _ sender: ConvertingSender, filtered: Bool
+    ) {
+      let head = Model()
+      let text = Model()
+      let field = TextField()
+      let plain = Plain()
+      var delivered: [Int] = []
+      var conversions = 0
+      let back: (String) -> Int? = { string in
+        conversions += 1
+        if string == "5" && conversions == 1 { head.int = 8 }
+        return Int(string)
+      }
+      let chain = Bind.inout(head, \.int).out(plain, \.int)
+      switch sender {
+      case .boundProperty: chain.inout(text, \.string, convert: { "\($0)" }, back: back)
+      case .control:
+        chain.inout(field, \.text, on: .editingChanged, convert: { "\($0)" }, back: back)
+      }
+      if filtered { chain.filter { _ in true } }
+      chain.out(key: "log") { delivered.append($0) }
+
+      switch sender {
+      case .boundProperty: text.string = "5"
+      case .control: field.userTypes("5")
+      }
+
+      #expect(delivered == [0, 5, 8])
+      #expect(conversions == 1)
+      #expect(head.int == 8)
+      #expect(plain.int == 8)
+      #expect((sender == .boundProperty ? text.string : field.text) == "8")
+      chain.unbind()
     }
   }
 

@@ -1,6 +1,13 @@
 import ChainBind
+import Observation
 import Synchronization
 import Testing
+
+/// An `@Observable` member: the chain's writes into it notify Observation as the user's do.
+@Observable
+private final class Profile {
+  var name = "a"
+}
 
 // Docs/Semantics.md, "Tracing": a traced chain hands each event of its delivery to its tracer,
 // in the order things happen; tracing changes no behaviour.
@@ -112,6 +119,22 @@ import Testing
         .memberWritten(member: "Display.number", value: "2"),
         .sinkCalled(key: "bump"),
       ])
+    chain.unbind()
+  }
+
+  @Test("the chain's own write into an @Observable member, or its revert, is no queued change")
+  func writesIntoAnObservableMemberAreNotQueuedChanges() {
+    let model = Model()
+    let profile = Profile()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.string).inout(profile, \.name).filter { $0 != "no" }
+      .trace { events.append($0.kind) }
+    model.string = "q"
+    profile.name = "no"
+    #expect(!events.contains { if case .changeQueued = $0 { true } else { false } })
+    #expect(events.filter { if case .changeReceived = $0 { true } else { false } }.count == 2)
+    #expect(profile.name == "q")
+    #expect(model.string == "q")
     chain.unbind()
   }
 

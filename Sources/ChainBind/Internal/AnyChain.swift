@@ -319,6 +319,22 @@ class AnyChain: @unchecked Sendable {
     return afterDrain ? .begunAfterDrain : .begun
   }
 
+  // Begins work of this thread's own when no thread delivers the chain and it has no actor (the
+  // conversion of a sending member's value, `MemberThunks.send`); `endOwnWork` ends it. False,
+  // and nothing begun, otherwise, and in a batch on this thread, which takes the change as it
+  // comes (Batch.swift).
+  @usableFromInline
+  final func beginOwnWorkIfIdle() -> Bool {
+    if openBatches.load(ordering: .relaxed) > 0, Batch.openHere != nil { return false }
+    let held = acquire()
+    guard !held.isDelivering, isActive, !isIsolated else {
+      release(held)
+      return false
+    }
+    startOwnWork(on: currentThreadID(), nests: true, held)
+    return true
+  }
+
   // No thread delivers: this thread begins its own work, and delivers what the work changes,
   // after it, up to `endOwnWork`.
   final func startOwnWork(on thread: UInt, nests: Bool, _ held: consuming Held) {
@@ -329,6 +345,7 @@ class AnyChain: @unchecked Sendable {
 
   // The work `startOwnWork` began has ended: delivers what it changed, then ends the delivery
   // (ChainCore). This base class queues nothing: it ends both at once.
+  @usableFromInline
   func endOwnWork() {
     let held = acquire()
     held.transition { $0.endWork() }
@@ -357,10 +374,10 @@ class AnyChain: @unchecked Sendable {
     withLock { $0.delivery.isDelivering(on: currentThreadID()) }
   }
 
-  // A thread delivers. Whether the change this thread makes now is delivered at once, nested in
-  // the work it runs: the work's first change, when nothing of the work went into the queue yet
-  // and no filter can hand the delivery to an actor. Then, until the work ends, changes go into
-  // the queue as from a turn.
+  // A thread delivers. Whether the work's result this thread sends now (`ChainCore.deliver`) is
+  // delivered at once, nested in the work: when nothing of the work went into the queue yet and
+  // no filter can hand the delivery to an actor. Then, until the work ends, changes go into the
+  // queue as from a turn.
   @usableFromInline
   final func takesNestedTurn(_ held: borrowing Held) -> Bool {
     guard held.delivery.work?.nests == true, held.delivery.isDelivering(on: currentThreadID()),

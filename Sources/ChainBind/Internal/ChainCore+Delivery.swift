@@ -11,8 +11,12 @@ extension ChainCore {
   // its chain's value type, it needs no run-time type metadata, value witness calls or generic
   // temporaries. What is rare (queueing, isolation, filters, sinks, dead members) stays out of
   // line, in this module.
+  // `isWorkResult`: the change is what work this thread runs in the delivery found (a tracked
+  // member's read, a conversion), which goes before what the work's user code changed meanwhile:
+  // delivered at once, nested in the work, when nothing of it was queued (`takesNestedTurn`),
+  // else queued ahead of those changes.
   @inlinable
-  final func deliver(from origin: Member, _ value: Value) {
+  final func deliver(from origin: Member, _ value: Value, isWorkResult: Bool = false) {
     // A batch is open on some thread: this change may wait for its end (Batch.swift).
     if _slowPath(openBatches.load(ordering: .relaxed) > 0) && deliverInBatch(from: origin, value) {
       return
@@ -20,10 +24,13 @@ extension ChainCore {
     let held = acquire()
     guard isActive else { return release(held) }
     if held.isDelivering {
-      if _slowPath(held.delivery.work != nil) && takesNestedTurn(held) {
+      if _slowPath(held.delivery.work != nil) && (isWorkResult || origin.isSendingRead)
+        && takesNestedTurn(held)
+      {
         return deliverNested(from: origin, value, held)
       }
-      let replaced = enqueue(origin: origin, value: value, held)
+      if isEchoRead(from: origin, value, held) { return release(held) }
+      let replaced = enqueue(origin: origin, value: value, isWorkResult: isWorkResult, held)
       release(held)
       withExtendedLifetime(replaced) {}
       if _slowPath(isTraced) { traceQueued(from: origin, value) }
@@ -487,18 +494,25 @@ extension ChainCore {
     for sink in sinks where sink.isReady && isActive { sink.body(value) }
   }
 
+  // Whether `value` is what a tracked member read back after the delivery wrote into its path,
+  // the value written: not a change, and neither queued nor traced.
+  @usableFromInline
+  @inline(never)
+  final func isEchoRead(from origin: Member, _ value: Value, _ held: borrowing Held) -> Bool {
+    guard let tracked = origin.tracked, tracked.isEchoRead else { return false }
+    var read = value
+    var written = current(held)
+    return bindIsEqual(&read, &written)
+  }
+
   // Queues a change `origin` made while the chain delivers. A change of `origin` still waiting
   // is replaced, and returned: the caller releases it after unlocking (Docs/Semantics.md, "Fair
   // delivery").
   @usableFromInline
   @inline(never)
-  final func enqueue(origin: Member, value: Value, _ held: borrowing Held) -> Queued<Value>? {
-    if let tracked = origin.tracked, tracked.isEchoRead {
-      // A tracked member read back what the delivery wrote into its path: not a change.
-      var read = value
-      var written = current(held)
-      if bindIsEqual(&read, &written) { return nil }
-    }
+  final func enqueue(
+    origin: Member, value: Value, isWorkResult: Bool, _ held: borrowing Held
+  ) -> Queued<Value>? {
     // Made by the delivering thread itself: from a sink, a setter or a conversion, or from
     // work the delivery runs (then it goes right after that work).
     let isOwn = held.delivery.isDelivering(on: currentThreadID())
@@ -509,9 +523,11 @@ extension ChainCore {
     if extras.queue == nil { extras.queue = PendingQueue() }
     var replaced: Queued<Value>?
     if isOwn, let work = held.delivery.work {
+      // The work's result goes before what its user code changed meanwhile.
+      let later = isWorkResult || origin.isSendingRead ? extras.insertion ?? 0 : 0
       extras.insertion = (extras.insertion ?? 0) + 1
       change.isFeedback = work.isOwn
-      extras.queue?.appendToFront(.change(change))
+      extras.queue?.appendToFront(.change(change), beforeLast: later)
     } else {
       // Only other threads' changes are replaced: this delivery's own keep their order, as
       // without contention (Docs/Semantics.md, "Re-entrancy").

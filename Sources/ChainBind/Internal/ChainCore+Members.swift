@@ -65,10 +65,19 @@ extension ChainCore {
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
     isolation: (any Actor)?, thunks: MemberThunks<Value, Object, Target>
   ) {
-    // Before the probe: named as its current membership names it, if it has one.
+    // Named as its current membership names it, if it has one; a `@Bound` property otherwise by
+    // its storage, which only a read finds (the token that read installs is taken out again).
     func label() -> String {
-      (registry.member(of: object, keyPath: keyPath)?.label
-        ?? MemberLabel(keyPath: keyPath, storageKeyPath: nil)).description
+      if let label = registry.member(of: object, keyPath: keyPath)?.label {
+        return label.description
+      }
+      var storage: AnyKeyPath?
+      if case .property = source {
+        let probe = BoundProbe.read(object, keyPath, through: thunks.read, sends: false).probe
+        storage = probe.storageKeyPath
+        probe.undoInstall(in: object, storage: Bound<Target>.self)
+      }
+      return MemberLabel(keyPath: keyPath, storageKeyPath: storage).description
     }
     guard isActive else {
       report(BindingError(chain: code, member: label(), cause: .chainInactive))

@@ -162,6 +162,11 @@ final class Member: @unchecked Sendable {
     set { source = newValue.map { .tracked($0) } ?? .plain }
   }
 
+  // The member is a tracked one sending what its read found (`TrackedSource.isSendingRead`):
+  // the result of work the delivery runs (`ChainCore.deliver`). Read by the delivering thread.
+  @usableFromInline
+  var isSendingRead: Bool { tracked?.isSendingRead ?? false }
+
   var sinkOrder: Int32 {
     get { Int32(bitPattern: ordinal) }
     set { ordinal = UInt32(bitPattern: newValue) }

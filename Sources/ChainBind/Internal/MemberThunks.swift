@@ -181,19 +181,26 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
   @inline(__always)
   static func send(_ target: Target, _ back: (Target) -> Value?, _ member: Member) {
     guard member.isSending else { return }
-    guard let value = back(target) else {
+    // The conversion is user code: when no thread delivers, it runs inside the delivery this
+    // thread begins, so that what it changes waits for the value it converts (its result). A
+    // tracked member's read is work of the delivery already.
+    let chain = member.chain
+    let isWork = !member.isSendingRead && chain.beginOwnWorkIfIdle()
+    if let value = back(target) {
+      deliver(value, from: member, isWorkResult: isWork)
+    } else {
       member.conversionFailed(target, from: Target.self, to: Value.self, back: true)
-      return
     }
-    deliver(value, from: member)
+    if isWork { chain.endOwnWork() }
   }
 
   @inlinable
   @inline(__always)
-  static func deliver(_ value: Value, from member: Member) {
+  static func deliver(_ value: Value, from member: Member, isWorkResult: Bool = false) {
     // The member holds its chain: no retain of its own.
     Unretained(member.chain).with {
-      unsafeDowncast($0, to: ChainCore<Value>.self).deliver(from: member, value)
+      unsafeDowncast($0, to: ChainCore<Value>.self).deliver(
+        from: member, value, isWorkResult: isWorkResult)
     }
   }
 }

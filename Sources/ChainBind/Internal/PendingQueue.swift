@@ -70,9 +70,11 @@ struct PendingQueue<Element> {
     return entry.element
   }
 
-  // Puts `element` before everything appended, after what was put there before it.
-  mutating func appendToFront(_ element: Element) {
-    front.append(element)
+  // Puts `element` before everything appended, after what was put there before it, except the
+  // last `later` entries put there (what a work's user code changed goes after its result).
+  mutating func appendToFront(_ element: Element, beforeLast later: Int = 0) {
+    precondition(later <= front.count - frontHead, "Internal inconsistency: a work's entries")
+    front.insert(element, at: front.count - later)
   }
 
   var first: Element? {

@@ -198,6 +198,9 @@ final class TrackedSource: @unchecked Sendable {
   // Whether `collector` is in use: a read that begins inside another (a getter that sets what
   // the member reads) makes a collector of its own.
   @exclusivity(unchecked) private(set) var isReading = false
+  // The member sends what its read found (`sendRead`): the result of the work its chain's
+  // delivery runs, which goes before what the read's getters changed (`ChainCore.deliver`).
+  @exclusivity(unchecked) private(set) var isSendingRead = false
   // Whether the last read accessed a property of an `@Observable` class. Until one does, reads
   // only watch for one, which allocates nothing (`ObservationTicket.detecting`), and no ticket
   // refers to this source: a weak reference would give it a side table, which slows every
@@ -449,6 +452,21 @@ final class TrackedSource: @unchecked Sendable {
     {
       return batch.with { $0.reread(self) }
     }
+    rereadInTurn(member, token, value)
+  }
+
+  // The member's own `@Observable` property was set (`isOwnProperty`) in a batch on this thread:
+  // a flat member's change, read now as a `@Bound` setter passes its value, and filtered at
+  // once (Docs/Semantics.md, "Batches"). The batch delivers it at its end.
+  func ownObservablePropertySet() {
+    guard let member, member.isAttached else { return }
+    // The chain's own write of the member (a revert) is no change: read back as ever.
+    if member.isWriting { return dependencyChanged() }
+    read(member, sending: true)
+  }
+
+  @inline(__always)
+  private func rereadInTurn(_ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?) {
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
     // last value delivered is read after the last change (Docs/Semantics.md, "Threading").
     // Re-reads waiting for this member merge into one.
@@ -467,6 +485,21 @@ final class TrackedSource: @unchecked Sendable {
     case let work:
       rereadOtherwise(work, member, token, value)
     }
+  }
+
+  // Whether `changed`, the property of an `@Observable` class a watch saw set, is the member's own
+  // (its key path is that one property).
+  func isOwnProperty(_ changed: AnyKeyPath?) -> Bool {
+    guard let changed, let member else { return false }
+    return member.keyPath == changed
+  }
+
+  // Sends what the member's read found, the value at `value` (`isSendingRead`).
+  @inline(__always)
+  func sendRead(_ value: UnsafeRawPointer, through send: SendThunk, _ member: Member) {
+    isSendingRead = true
+    send(nil, value, member)
+    isSendingRead = false
   }
 
   // `token` set to the value at `value`, when known (`dependencyChanged`).
@@ -781,7 +814,7 @@ extension ChainCore {
       ) -> Bool in
       if let leafValue {
         if last.replace(with: leafValue) && sending, let send = member.send {
-          send(nil, leafValue, member)
+          source.sendRead(leafValue, through: send, member)
         }
         return true
       }
@@ -796,7 +829,7 @@ extension ChainCore {
       guard source.nestedReads == nested else { return true }
       withUnsafePointer(to: value) { value in
         if last.replace(with: value) || anyway, sending, let send = member.send {
-          send(nil, value, member)
+          source.sendRead(value, through: send, member)
         }
       }
       if isNested { source.nestedReads &+= 1 }
@@ -1042,7 +1075,13 @@ final class ObservationTicket: @unchecked Sendable {
         } else {
           tracking.cancel()
         }
-        source.dependencyChanged()
+        // In a batch, a set of the member's own property is a flat member's change: filtered at
+        // once, not read again when the batch ends (Docs/Semantics.md, "Batches").
+        if openBatches.load(ordering: .relaxed) > 0 && source.isOwnProperty(tracking.changed) {
+          source.ownObservablePropertySet()
+        } else {
+          source.dependencyChanged()
+        }
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
       return withObservationTracking(
