@@ -1,6 +1,5 @@
 import ChainBind
 import Dispatch
-import Observation
 import Testing
 
 // Docs/Semantics.md, "Batches": in `Bind.batch`, changes are filtered at once and become their
@@ -15,17 +14,6 @@ private final class Form {
     reads += 1
     return !username.isEmpty && password.count >= 6
   }
-}
-
-/// A flat `@Observable` source: a set of `name` is a change of a member bound to `\.name`.
-@Observable
-private final class Profile {
-  var name = "a"
-  var count = 0
-}
-
-private final class Box {
-  var value = 0
 }
 
 private struct Failure: Error {}
@@ -121,30 +109,6 @@ private final class Scoreboard {
     chain.unbind()
   }
 
-  @Test("a set of an @Observable member's own property in a batch is filtered at once")
-  func anObservableMembersOwnSetIsFilteredAtOnce() {
-    let profile = Profile()
-    var rejected: [String] = []
-    var delivered: [String] = []
-    let chain = Bind.inout(profile, \.name).filter { $0.count <= 3 }.onReject {
-      rejected.append($0)
-    }
-    .out(key: "log") { delivered.append($0) }
-    var seenInBatch: (name: String, rejected: [String]) = ("", [])
-    Bind.batch {
-      profile.name = "toolong"
-      seenInBatch = (profile.name, rejected)
-      profile.name = "ok"
-      profile.name = "yes"
-    }
-    #expect(seenInBatch.name == "a")
-    #expect(seenInBatch.rejected == ["toolong"])
-    #expect(rejected == ["toolong"])
-    // The revert is no change; the batch delivers once, its last value.
-    #expect(delivered == ["a", "yes"])
-    chain.unbind()
-  }
-
   @Test("a converted member's sets in a batch are delivered once, at its end")
   func aConvertedMembersSetsAreDeliveredAtTheEnd() {
     let head = Model()
@@ -164,22 +128,6 @@ private final class Scoreboard {
     #expect(delivered == [0, 6])
     #expect(head.int == 6)
     #expect(plain.int == 6)
-    chain.unbind()
-  }
-
-  @Test("an accepted set of an @Observable member in a batch is the value a new member gets")
-  func anObservableMembersAcceptedSetIsTheChainsValueAtOnce() {
-    let profile = Profile()
-    let box = Box()
-    let chain = Bind.inout(profile, \.count)
-    var added = -1
-    Bind.batch {
-      profile.count = 5
-      chain.out(box, \.value)
-      added = box.value
-    }
-    #expect(added == 5)
-    #expect(box.value == 5)
     chain.unbind()
   }
 

@@ -70,6 +70,13 @@ private final class Hooked {
   }
 }
 
+/// A computed property over `Hooked.y`: a second tracked member, re-read when a getter sets `y`.
+private final class Echo {
+  let source: Hooked
+  init(_ source: Hooked) { self.source = source }
+  var value: Int { source.y }
+}
+
 /// A control that reports every set of its text as a user edit, even the chain's own writes.
 private final class EchoingField: ControlEventSource {
   enum Event { case editingChanged }
@@ -267,6 +274,27 @@ private final class EchoingField: ControlEventSource {
 
       #expect(delivered == [0, 5, 8])
       #expect(model.y == 8)
+      #expect(plain.int == 8)
+      #expect(chain.currentValue == 8)
+      chain.unbind()
+    }
+
+    @Test(
+      "another tracked member's re-read that a getter causes is delivered after the getter's value",
+      arguments: [false, true])
+    func rereadFromAGetterWaitsForTheValueItRead(filtered: Bool) {
+      let model = Hooked()
+      let echo = Echo(model)
+      let plain = Plain()
+      var delivered: [Int] = []
+      let chain = Bind.in(model, \.value).in(echo, \.value).out(plain, \.int)
+      if filtered { chain.filter { _ in true } }
+      chain.out(key: "log") { delivered.append($0) }
+      model.hook = { model.y = 8 }
+
+      model.x = 5
+
+      #expect(delivered == [0, 5, 8])
       #expect(plain.int == 8)
       #expect(chain.currentValue == 8)
       chain.unbind()

@@ -326,6 +326,7 @@ class AnyChain: @unchecked Sendable {
   @usableFromInline
   final func beginOwnWorkIfIdle() -> Bool {
     if openBatches.load(ordering: .relaxed) > 0, Batch.openHere != nil { return false }
+    SchedulePoint.reach()
     let held = acquire()
     guard !held.isDelivering, isActive, !isIsolated else {
       release(held)

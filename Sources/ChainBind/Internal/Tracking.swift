@@ -182,11 +182,14 @@ final class TrackedSource: @unchecked Sendable {
   private let observationsMoved = Atomic<Bool>(false)
   var observationsMayHaveMoved: Bool { observationsMoved.load(ordering: .acquiring) }
   // Reads the member's key path again, through `collect` when `collecting`, or takes the value at
-  // `leafValue`; sends the value when it differs from the last one and `sending` is true. False
-  // when the member's object is gone.
+  // `leafValue`; sends the value when it differs from the last one and `sending` is true, as the
+  // result of the work the read is when `asResult` (`sendRead`). False when the member's object
+  // is gone.
   private let reread:
-    (TrackedSource, Member, _ sending: Bool, _ collecting: Bool, _ leafValue: UnsafeRawPointer?)
-      -> Bool
+    (
+      TrackedSource, Member, _ sending: Bool, _ collecting: Bool, _ leafValue: UnsafeRawPointer?,
+      _ asResult: Bool
+    ) -> Bool
   // The collector of this member's reads: made once (`collect`).
   private let collector = DependencyCollector()
   // Reads nested in another one of this member (a getter set what it had read), counted when
@@ -198,8 +201,10 @@ final class TrackedSource: @unchecked Sendable {
   // Whether `collector` is in use: a read that begins inside another (a getter that sets what
   // the member reads) makes a collector of its own.
   @exclusivity(unchecked) private(set) var isReading = false
-  // The member sends what its read found (`sendRead`): the result of the work its chain's
-  // delivery runs, which goes before what the read's getters changed (`ChainCore.deliver`).
+  // The member sends what its read found, and the read is work of its own in the chain's
+  // delivery (`read(asResult:)`): the work's result, which goes before what the read's getters
+  // changed (`ChainCore.deliver`). A read inside a delivery this thread was making for something
+  // else sends as any change made there.
   @exclusivity(unchecked) private(set) var isSendingRead = false
   // Whether the last read accessed a property of an `@Observable` class. Until one does, reads
   // only watch for one, which allocates nothing (`ObservationTicket.detecting`), and no ticket
@@ -229,7 +234,7 @@ final class TrackedSource: @unchecked Sendable {
   init(
     member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
     ownToken: BoundToken?, objectToken: BoundToken?,
-    reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?) -> Bool
+    reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?, Bool) -> Bool
   ) {
     state = SpinLocked(State(member: member))
     self.ownToken = Atomic(ownToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
@@ -455,16 +460,6 @@ final class TrackedSource: @unchecked Sendable {
     rereadInTurn(member, token, value)
   }
 
-  // The member's own `@Observable` property was set (`isOwnProperty`) in a batch on this thread:
-  // a flat member's change, read now as a `@Bound` setter passes its value, and filtered at
-  // once (Docs/Semantics.md, "Batches"). The batch delivers it at its end.
-  func ownObservablePropertySet() {
-    guard let member, member.isAttached else { return }
-    // The chain's own write of the member (a revert) is no change: read back as ever.
-    if member.isWriting { return dependencyChanged() }
-    read(member, sending: true)
-  }
-
   @inline(__always)
   private func rereadInTurn(_ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?) {
     // The re-read is part of the chain's delivery: one at a time with its other changes, so the
@@ -487,19 +482,15 @@ final class TrackedSource: @unchecked Sendable {
     }
   }
 
-  // Whether `changed`, the property of an `@Observable` class a watch saw set, is the member's own
-  // (its key path is that one property).
-  func isOwnProperty(_ changed: AnyKeyPath?) -> Bool {
-    guard let changed, let member else { return false }
-    return member.keyPath == changed
-  }
-
   // Sends what the member's read found, the value at `value` (`isSendingRead`).
   @inline(__always)
-  func sendRead(_ value: UnsafeRawPointer, through send: SendThunk, _ member: Member) {
-    isSendingRead = true
+  func sendRead(
+    _ value: UnsafeRawPointer, through send: SendThunk, _ member: Member, asResult: Bool
+  ) {
+    let wasSending = isSendingRead
+    isSendingRead = asResult
     send(nil, value, member)
-    isSendingRead = false
+    isSendingRead = wasSending
   }
 
   // `token` set to the value at `value`, when known (`dependencyChanged`).
@@ -508,7 +499,8 @@ final class TrackedSource: @unchecked Sendable {
     _ member: Member, _ token: BoundToken?, _ value: UnsafeRawPointer?, isDeliveringHere: Bool
   ) {
     if let token, isPathLeaf(token, member, isDeliveringHere: isDeliveringHere) {
-      read(member, sending: true, collecting: false, leafValue: value)
+      read(
+        member, sending: true, collecting: false, leafValue: value, asResult: !isDeliveringHere)
     } else {
       noteSet(of: token)
       reread(member, isDeliveringHere)
@@ -592,7 +584,7 @@ final class TrackedSource: @unchecked Sendable {
     if isDeliveringHere && member.isWriting {
       holdEcho(of: member)
     } else {
-      read(member, sending: true)
+      read(member, sending: true, asResult: !isDeliveringHere)
     }
   }
 
@@ -621,13 +613,15 @@ final class TrackedSource: @unchecked Sendable {
 
   // Reads the member's key path again, observing what it reads (unless `collecting` is false:
   // `isPathLeaf`, which may give the value read, `leafValue`); sends the value when it differs
-  // from the last one and `sending`. Inside the chain's delivery.
+  // from the last one and `sending`. Inside the chain's delivery. `asResult`: the read is work of
+  // its own in the delivery (`isSendingRead`).
   func read(
-    _ member: Member, sending: Bool, collecting: Bool = true, leafValue: UnsafeRawPointer? = nil
+    _ member: Member, sending: Bool, collecting: Bool = true, leafValue: UnsafeRawPointer? = nil,
+    asResult: Bool = false
   ) {
     guard member.isAttached else { return }
     let sending = sending && syncState.load(ordering: .acquiring) == SyncState.done
-    if !reread(self, member, sending, collecting, leafValue) {
+    if !reread(self, member, sending, collecting, leafValue, asResult) {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
       if member.object == nil { member.chain.registry.detach(member) }
     }
@@ -810,11 +804,11 @@ extension ChainCore {
     let reread = {
       (
         source: TrackedSource, member: Member, sending: Bool, collecting: Bool,
-        leafValue: UnsafeRawPointer?
+        leafValue: UnsafeRawPointer?, asResult: Bool
       ) -> Bool in
       if let leafValue {
         if last.replace(with: leafValue) && sending, let send = member.send {
-          source.sendRead(leafValue, through: send, member)
+          source.sendRead(leafValue, through: send, member, asResult: asResult)
         }
         return true
       }
@@ -829,7 +823,7 @@ extension ChainCore {
       guard source.nestedReads == nested else { return true }
       withUnsafePointer(to: value) { value in
         if last.replace(with: value) || anyway, sending, let send = member.send {
-          source.sendRead(value, through: send, member)
+          source.sendRead(value, through: send, member, asResult: asResult)
         }
       }
       if isNested { source.nestedReads &+= 1 }
@@ -1075,13 +1069,7 @@ final class ObservationTicket: @unchecked Sendable {
         } else {
           tracking.cancel()
         }
-        // In a batch, a set of the member's own property is a flat member's change: filtered at
-        // once, not read again when the batch ends (Docs/Semantics.md, "Batches").
-        if openBatches.load(ordering: .relaxed) > 0 && source.isOwnProperty(tracking.changed) {
-          source.ownObservablePropertySet()
-        } else {
-          source.dependencyChanged()
-        }
+        source.dependencyChanged()
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
       return withObservationTracking(
