@@ -11,10 +11,10 @@ extension ChainCore {
   // its chain's value type, it needs no run-time type metadata, value witness calls or generic
   // temporaries. What is rare (queueing, isolation, filters, sinks, dead members) stays out of
   // line, in this module.
-  // `isWorkResult`: the change is what work this thread runs in the delivery found (a tracked
-  // member's read, a conversion), which goes before what the work's user code changed meanwhile:
-  // delivered at once, nested in the work, when nothing of it was queued (`takesNestedTurn`),
-  // else queued ahead of those changes.
+  // `isWorkResult`: the change is what a conversion this thread runs as work found (a tracked
+  // member's read that is work of its own marks itself, `Member.isSendingRead`). A work's result
+  // goes before what the work's user code changed meanwhile: delivered at once, nested in the
+  // work, when nothing of it was queued (`takesNestedTurn`), else queued ahead of those changes.
   @inlinable
   final func deliver(from origin: Member, _ value: Value, isWorkResult: Bool = false) {
     // A batch is open on some thread: this change may wait for its end (Batch.swift).

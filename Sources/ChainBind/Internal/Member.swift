@@ -162,8 +162,9 @@ final class Member: @unchecked Sendable {
     set { source = newValue.map { .tracked($0) } ?? .plain }
   }
 
-  // The member is a tracked one sending what its read found (`TrackedSource.isSendingRead`):
-  // the result of work the delivery runs (`ChainCore.deliver`). Read by the delivering thread.
+  // The member is a tracked one sending what a read that is work of its own found
+  // (`TrackedSource.isSendingRead`): that work's result (`ChainCore.deliver`). Read by the
+  // delivering thread.
   @usableFromInline
   var isSendingRead: Bool { tracked?.isSendingRead ?? false }
 
