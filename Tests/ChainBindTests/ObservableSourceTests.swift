@@ -317,4 +317,29 @@ struct MixedSourceTests {
     #expect(last.values.last == 7)
     chain.unbind()
   }
+
+  // Semantics.md, "Batches": a tracked member's change is found by its re-read at the batch's
+  // end, so it is filtered, and a rejected one reverted, then.
+  @Test("in a batch, an @Observable member's set is filtered when the batch ends")
+  func batchFiltersAnObservableSetAtItsEnd() {
+    let settings = Settings()
+    let slider = Knob()
+    var rejected: [Double] = []
+    let chain = Bind.inout(settings, \.volume).out(slider, \.value)
+      .filter { $0 <= 1 }
+      .onReject { rejected.append($0) }
+    var seen: [Double] = []
+    Bind.batch {
+      settings.volume = 2
+      seen.append(settings.volume)
+      seen.append(Double(rejected.count))
+    }
+    #expect(seen == [2, 0])
+    #expect(rejected == [2])
+    #expect(settings.volume == 0.5)
+    #expect(slider.value == 0.5)
+    Bind.batch { settings.volume = 0.25 }
+    #expect(slider.value == 0.25)
+    chain.unbind()
+  }
 }
