@@ -107,6 +107,22 @@ struct JoinRoleTests {
     chain.unbind()
   }
 
+  @Test("an addition without closures converts both ways as its type does")
+  func additionWithoutClosuresConvertsBothWays() {
+    let model = Model(int: 2)
+    let counter = Model()
+    let chain = Bind.inout(model, \.int)
+      .out(counter, \.int, convert: { $0 + 1 })
+    #expect(counter.int == 3)
+    chain.in(counter, \.int)
+    #expect(counter.int == 2)
+    model.int = 5
+    #expect(counter.int == 5)
+    counter.int = 7
+    #expect(model.int == 7)
+    chain.unbind()
+  }
+
   @Test("a control keeps sending on its event when added again without on:")
   func controlKeepsItsEvent() {
     let model = Model(string: "a")
