@@ -52,16 +52,17 @@ fi
 # shellcheck source=hotpath-lib.sh
 source "$(dirname "$0")/hotpath-lib.sh"
 baseline="$hotpath_dir/hotpath-baseline.txt"
-allocation_modes=(chainbind mainactor floor string floorstring double filter sink twoway floortwoway
-  boundread floorread nested computed relink)
+allocation_modes=(chainbind mainactor floor string stringback floorstring double filter sink twoway
+  floortwoway boundread floorread nested computed relink)
 # traced: a chain with a tracer (Docs/Semantics.md, "Tracing"); it describes every value, so it
 # allocates per operation and is not among the allocation modes. chainbind is the same chain
 # without one: tracing costs an untraced chain nothing measurable.
+# stringback: a text member's sets through the automatic `back:` conversion into an Int chain.
 # batch: chainbind's sets in batches of 100 (Docs/Semantics.md, "Batches").
 # addmember: one more member for a chain of 10 000 to 20 000: a cost that grows with the chain
 # shows as thousands of instructions more.
-instruction_modes=(chainbind mainactor string double filter sink twoway boundread nested computed
-  relink observable traced batch churn churnnested churncomputed churnobservable addmember)
+instruction_modes=(chainbind mainactor string stringback double filter sink twoway boundread nested
+  computed relink observable traced batch churn churnnested churncomputed churnobservable addmember)
 # The most a mode may cost above its baseline, in percent, when not 10: a churn cycle is
 # thousands of instructions in which a 6.7 % regression (a generic call per member removal)
 # once passed the 10 % gate.

@@ -248,6 +248,13 @@ extension StringProtocol {
   /// The text without leading and trailing whitespace, as a slice (no copy).
   @usableFromInline
   func trimmingBindWhitespace() -> SubSequence {
+    // Text that begins and ends with a visible ASCII character has nothing to trim: looking at
+    // its bytes spares `Character.isWhitespace`'s Unicode property lookups.
+    let visible: ClosedRange<UInt8> = 0x21...0x7E
+    let endsAreVisible = utf8.withContiguousStorageIfAvailable { bytes in
+      bytes.last.map { visible.contains(bytes[0]) && visible.contains($0) } ?? false
+    }
+    if endsAreVisible == true { return self[...] }
     var start = startIndex
     var end = endIndex
     while start < end, self[start].isWhitespace { start = index(after: start) }

@@ -109,6 +109,8 @@ final class HandModel {
 }
 final class Target { var value = 0 }
 final class TextTarget { var text = "" }
+/// A `@Bound` text that sends through the automatic `back:` conversion, for `stringback`.
+final class TextSource { @Bound var text = "" }
 final class NumberTarget { var number = 0.0 }
 /// The read floor's object: a plain stored property, never bound.
 final class PlainModel { var value = 0 }
@@ -293,6 +295,10 @@ func differenceKitPair() -> (old: [Row], new: [Row]) {
 // The sets, with the source as a parameter: a global read in the loop would add a retain and a
 // release of the source per set to both sides.
 @inline(never) func setRepeatedly(_ model: Model, _ n: Int) { for i in 0..<n { model.value = i } }
+// Small strings: stored inline, so the loop allocates nothing of its own.
+@inline(never) func setRepeatedly(_ source: TextSource, _ digits: [String], _ n: Int) {
+  for i in 0..<n { source.text = digits[i % 10] }
+}
 @inline(never) func setAlternately(_ left: Model, _ right: Model, _ n: Int) {
   for i in 0..<n {
     if i & 1 == 0 { left.value = i } else { right.value = i }
@@ -516,6 +522,12 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     let chain = Bind.inout(model, \.value).out(text, \.text)
     setRepeatedly(model, n)
     consume(chain.memberCount + text.text.count)
+  case "stringback":
+    let model = Model()
+    let text = TextSource()
+    let chain = Bind.inout(model, \.value).inout(text, \.text)
+    setRepeatedly(text, (0..<10).map { String($0) }, n)
+    consume(chain.memberCount + model.value)
   case "filter":
     let model = Model()
     let text = TextTarget()
@@ -720,7 +732,7 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     exit(0)
   default:
     let modes = [
-      "chainbind", "scale", "floor", "string", "floorstring", "double", "filter", "sink", "twoway",
+      "chainbind", "scale", "floor", "string", "stringback", "floorstring", "double", "filter", "sink", "twoway",
       "floortwoway", "leantwoway", "boundread", "floorread", "nested", "floornested", "relink",
       "floorrelink", "observable",
       "floorobservable", "computed", "floorcomputed", "memorynested", "objectsnested",
