@@ -451,7 +451,9 @@ public struct Chain<Value>: Sendable {
   /// - Returns: This chain.
   @discardableResult
   public func removeOut(key: String) -> Chain {
-    _ = core.removeSink(key: key)
+    if core.removeSink(key: key) != nil && core.isTraced {
+      core.trace(.memberRemoved(member: key, why: .unbound))
+    }
     return self
   }
 

@@ -42,7 +42,8 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
     case memberWritten(member: String, value: String)
     /// A receiving member was not written: it already held an equal value.
     case memberSkipped(member: String)
-    /// A value did not convert to a member's type: the member was not written.
+    /// A value did not convert: the chain's value to a member's type (the member was not
+    /// written), or a sending member's value to the chain's type (the change was not received).
     case conversionFailed(member: String, value: String)
     /// A sink was called, also for its first call when added; `key` is its key (an owned sink
     /// is named by its owner's type).
@@ -53,7 +54,8 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
     case memberAdded(member: String, role: String)
     /// A member moved to another chain.
     case memberMovedAway(member: String)
-    /// A member left the chain.
+    /// A member left the chain, or a sink: a keyed sink removed with
+    /// ``Chain/removeOut(key:)`` is named by its key, an owned sink by its owner's type.
     case memberRemoved(member: String, why: Removal)
     /// The chain ended: unbound, or its last sending member is gone.
     case chainEnded

@@ -1,4 +1,5 @@
 import ChainBind
+import Dispatch
 import Observation
 import Synchronization
 import Testing
@@ -7,6 +8,21 @@ import Testing
 @Observable
 private final class Profile {
   var name = "a"
+}
+
+/// Clamps what is written into it: its setter changes it again.
+private final class Clamp {
+  @Bound var level = 0 { didSet { if level > 10 { level = 10 } } }
+}
+
+/// A member whose setter can hold the thread that writes it, for two-thread traces.
+private final class Holding: @unchecked Sendable {
+  let hook = Hook<Int>()
+  @Bound var value = 0 { didSet { hook(value) } }
+}
+
+private final class Source: @unchecked Sendable {
+  @Bound var value = 0
 }
 
 // Docs/Semantics.md, "Tracing": a traced chain hands each event of its delivery to its tracer,
@@ -119,6 +135,104 @@ private final class Profile {
         .memberWritten(member: "Display.number", value: "2"),
         .sinkCalled(key: "bump"),
       ])
+    chain.unbind()
+  }
+
+  // A member's write is told before its setter runs: what the setter changes comes after it.
+  @Test func aChangeASetterMakesIsTracedAfterTheWrite() {
+    let model = Model()
+    let clamp = Clamp()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int).inout(clamp, \.level).trace { events.append($0.kind) }
+    model.int = 15
+    #expect(
+      events == [
+        .changeReceived(from: "Model.int", value: "15"),
+        .memberWritten(member: "Clamp.level", value: "15"),
+        .changeQueued(from: "Clamp.level", value: "10"),
+        .changeReceived(from: "Clamp.level", value: "10"),
+        .memberWritten(member: "Model.int", value: "10"),
+      ])
+    #expect(model.int == 10)
+    chain.unbind()
+  }
+
+  // Another thread's change, made while this one is held in a member's setter, is traced as
+  // queued after the write this thread began.
+  @Test func anotherThreadsChangeDuringASetterIsTracedAfterTheWrite() {
+    let source = Source()
+    let holding = Holding()
+    let events = LockedBox<[ChainEvent.Kind]>([])
+    let chain = Bind.inout(source, \.value).out(holding, \.value)
+      .trace { event in events.withLock { $0.append(event.kind) } }
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    holding.hook.set { value in
+      guard value == 20 else { return }
+      entered.signal()
+      proceed.wait()
+    }
+    let done = startThread { source.value = 20 }
+    entered.wait()
+    source.value = 99  // queued for the held thread: this call returns
+    proceed.signal()
+    done.wait()
+    holding.hook.set(nil)
+    #expect(waitUntilIdle(chain))
+    let seen = events.withLock { $0 }
+    let wrote = seen.firstIndex(of: .memberWritten(member: "Holding.value", value: "20"))
+    let queued = seen.firstIndex(of: .changeQueued(from: "Source.value", value: "99"))
+    #expect(wrote != nil && queued != nil && wrote! < queued!)
+    #expect(holding.value == 99)
+    chain.unbind()
+  }
+
+  @Test func aValueThatDoesNotConvertForTheChainIsTraced() {
+    let model = Model()
+    let field = TextField()
+    var events: [ChainEvent.Kind] = []
+    var errors: [BindingError] = []
+    let chain = Bind.inout(model, \.int).onError { errors.append($0) }
+      .inout(field, \.text, on: .editingChanged)
+      .trace { events.append($0.kind) }
+    field.userTypes("12a")
+    // Named as the error names it.
+    #expect(errors.count == 1)
+    #expect(events == errors.map { .conversionFailed(member: $0.member, value: "12a") })
+    #expect(model.int == 0)
+    chain.unbind()
+  }
+
+  @Test func aSinkWhoseOwnerIsGoneIsNotTracedAsCalled() {
+    final class Cell {}
+    let model = Model()
+    var calls: [Int] = []
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int).trace { events.append($0.kind) }
+    do {
+      let cell = Cell()
+      chain.out(cell, key: "render") { _, value in calls.append(value) }
+      model.int = 1
+    }
+    events.removeAll()
+    model.int = 2
+    #expect(calls == [0, 1])
+    #expect(
+      events == [
+        .changeReceived(from: "Model.int", value: "2"),
+        .memberRemoved(member: "out(Cell)", why: .deallocated),
+      ])
+    chain.unbind()
+  }
+
+  @Test func aSinkRemovedIsTraced() {
+    let model = Model()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int).out(key: "log") { _ in }
+      .trace { events.append($0.kind) }
+    chain.removeOut(key: "log")
+    chain.removeOut(key: "log")  // none left: nothing happens
+    #expect(events == [.memberRemoved(member: "log", why: .unbound)])
     chain.unbind()
   }
 

@@ -327,10 +327,10 @@ extension ChainCore {
     }
     serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
       member.pendingChanges.store(0, ordering: .relaxed)
-      guard initial, member.isAttached else { return }
+      guard initial, member.isAttached, let owner = member.object else { return }
       if isTraced { trace(.sinkCalled(key: tracedName(of: member))) }
       var dead: [Member] = []
-      write(currentValue, to: member, dead: &dead)
+      withExtendedLifetime(owner) { write(currentValue, to: member, dead: &dead) }
     }
   }
 }

@@ -236,7 +236,14 @@ final class Member: @unchecked Sendable {
       back
       ? .backConversionFailed(value: shown, from: "\(from)", to: "\(to)")
       : .conversionFailed(value: shown, from: "\(from)", to: "\(to)")
-    if !back && chain.isTraced { chain.noteWrite(TracedWrite.failed) }
+    if chain.isTraced {
+      if back {
+        chain.trace(
+          .conversionFailed(member: chain.tracedName(of: self), value: describeValue(value)))
+      } else {
+        chain.noteWrite(TracedWrite.failed)
+      }
+    }
     chain.report(error(cause))
   }
 }

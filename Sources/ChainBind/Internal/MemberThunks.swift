@@ -140,6 +140,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
       return
     }
     guard member.canWrite else { return }
+    if _slowPath(member.chain.isTraced) { member.chain.traceWriting(member) }
     member.isWriting = true
     object[keyPath: keyPath] = value
     member.isWriting = false

@@ -11,6 +11,8 @@ enum TracedWrite {
   @usableFromInline static var written: UInt8 { 0 }
   @usableFromInline static var skipped: UInt8 { 1 }
   @usableFromInline static var failed: UInt8 { 2 }
+  // Told before the setter ran (`AnyChain.traceWriting`).
+  @usableFromInline static var traced: UInt8 { 3 }
 }
 
 extension AnyChain {
@@ -69,6 +71,21 @@ extension AnyChain {
   @inline(never)
   final func noteWrite(_ outcome: UInt8) {
     withLock { held in held.extras }?.writeOutcome.store(outcome, ordering: .relaxed)
+  }
+
+  // Called by a traced delivery's write closure just before the member's setter runs: the
+  // write is told before what the setter does (a change it makes shows as queued after it).
+  @usableFromInline
+  @inline(never)
+  final func traceWriting(_ member: Member) {
+    let pending = withLock { held -> (AnyChainExtras, String)? in
+      guard let extras = held.extras, let text = extras.pendingWrite else { return nil }
+      extras.pendingWrite = nil
+      return (extras, text)
+    }
+    guard let (extras, text) = pending else { return }
+    extras.writeOutcome.store(TracedWrite.traced, ordering: .relaxed)
+    trace(.memberWritten(member: tracedName(of: member), value: text))
   }
 
   // After unlocking: a change arrived while the chain delivered. Not one that work this thread
@@ -140,7 +157,7 @@ final class TraceNote {
   // (known after unlocking: the object is not loaded under the lock).
   static func removed(_ member: Member, movingAway: Bool) -> TraceNote {
     TraceNote(member.chain) {
-      let name = member.label.description
+      let name = member.isSink ? member.chain.tracedName(of: member) : member.label.description
       if movingAway { return .memberMovedAway(member: name) }
       return .memberRemoved(member: name, why: member.object == nil ? .deallocated : .unbound)
     }
@@ -223,8 +240,13 @@ extension ChainCore {
         let member = owned.removeFirst()
         guard member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive
         else { continue }
+        // An owner that is gone is found dead by the write, and its sink is not called.
+        guard let owner = member.object else {
+          write(value, to: member, dead: &dead)
+          continue
+        }
         trace(.sinkCalled(key: tracedName(of: member)))
-        write(value, to: member, dead: &dead)
+        withExtendedLifetime(owner) { write(value, to: member, dead: &dead) }
       }
     }
   }
@@ -233,17 +255,21 @@ extension ChainCore {
     at value: UnsafePointer<Value>, to member: Member, extras: AnyChainExtras,
     dead: inout [Member]
   ) {
+    let text = describeValue(value.pointee)
     extras.writeOutcome.store(TracedWrite.written, ordering: .relaxed)
+    withLock { held in held.extras?.pendingWrite = text }
     let deadCount = dead.count
     write(at: value, to: member, dead: &dead)
+    withLock { held in held.extras?.pendingWrite = nil }
     guard dead.count == deadCount, member.write != nil else { return }
     switch extras.writeOutcome.load(ordering: .relaxed) {
+    case TracedWrite.traced: break
     case TracedWrite.skipped:
       trace(.memberSkipped(member: tracedName(of: member)))
     case TracedWrite.failed:
-      trace(.conversionFailed(member: tracedName(of: member), value: describeValue(value.pointee)))
+      trace(.conversionFailed(member: tracedName(of: member), value: text))
     default:
-      trace(.memberWritten(member: tracedName(of: member), value: describeValue(value.pointee)))
+      trace(.memberWritten(member: tracedName(of: member), value: text))
     }
   }
 

@@ -732,7 +732,8 @@ nonisolated func profile(_ kind: String, _ n: Int) {
     exit(0)
   default:
     let modes = [
-      "chainbind", "scale", "floor", "string", "stringback", "floorstring", "double", "filter", "sink", "twoway",
+      "chainbind", "scale", "floor", "string", "stringback", "floorstring", "double", "filter",
+      "sink", "twoway",
       "floortwoway", "leantwoway", "boundread", "floorread", "nested", "floornested", "relink",
       "floorrelink", "observable",
       "floorobservable", "computed", "floorcomputed", "memorynested", "objectsnested",
