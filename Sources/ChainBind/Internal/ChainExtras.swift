@@ -14,9 +14,9 @@ class AnyChainExtras {
   // The chain's tracer (Tracing.swift), and what the last traced write did.
   @exclusivity(unchecked) final var tracer: ((ChainEvent) -> Void)?
   @usableFromInline final let writeOutcome = Atomic<UInt8>(0)
-  // The value a traced write is about to store, told by the write closure before the setter
-  // runs (`AnyChain.traceWriting`).
-  @exclusivity(unchecked) final var pendingWrite: String?
+  // The member a traced write is about to write, and the value, told by its write closure
+  // before the setter runs (`AnyChain.traceWriting`).
+  @exclusivity(unchecked) final var pendingWrite: (member: ObjectIdentifier, value: String)?
   // For a traced chain: its code, and its members' names (a key path's description is slow),
   // by member, each kept with its member so that its address names no other.
   @exclusivity(unchecked) final var tracedCode: ChainCode?

@@ -79,9 +79,11 @@ extension AnyChain {
   @inline(never)
   final func traceWriting(_ member: Member) {
     let pending = withLock { held -> (AnyChainExtras, String)? in
-      guard let extras = held.extras, let text = extras.pendingWrite else { return nil }
+      guard let extras = held.extras, let write = extras.pendingWrite,
+        write.member == ObjectIdentifier(member)
+      else { return nil }
       extras.pendingWrite = nil
-      return (extras, text)
+      return (extras, write.value)
     }
     guard let (extras, text) = pending else { return }
     extras.writeOutcome.store(TracedWrite.traced, ordering: .relaxed)
@@ -257,7 +259,7 @@ extension ChainCore {
   ) {
     let text = describeValue(value.pointee)
     extras.writeOutcome.store(TracedWrite.written, ordering: .relaxed)
-    withLock { held in held.extras?.pendingWrite = text }
+    withLock { held in held.extras?.pendingWrite = (ObjectIdentifier(member), text) }
     let deadCount = dead.count
     write(at: value, to: member, dead: &dead)
     withLock { held in held.extras?.pendingWrite = nil }
