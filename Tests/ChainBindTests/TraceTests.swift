@@ -15,6 +15,19 @@ private final class Clamp {
   @Bound var level = 0 { didSet { if level > 10 { level = 10 } } }
 }
 
+/// Sets itself to 2 when written 1 while armed.
+private final class Rebound {
+  var armed = false
+  @Bound var level = 0 {
+    didSet {
+      if level == 1 && armed {
+        armed = false
+        level = 2
+      }
+    }
+  }
+}
+
 /// A member whose setter can hold the thread that writes it, for two-thread traces.
 private final class Holding: @unchecked Sendable {
   let hook = Hook<Int>()
@@ -154,6 +167,28 @@ private final class Source: @unchecked Sendable {
         .memberWritten(member: "Model.int", value: "10"),
       ])
     #expect(model.int == 10)
+    chain.unbind()
+  }
+
+  // A revert is a write too: told before the setter runs, and what the setter changes after it.
+  @Test func aChangeARevertsSetterMakesIsTracedAfterTheRevert() {
+    let model = Model(int: 1)
+    let rebound = Rebound()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.int).inout(rebound, \.level).filter { $0 < 100 }
+      .trace { events.append($0.kind) }
+    rebound.armed = true
+    rebound.level = 200
+    #expect(
+      events == [
+        .changeReceived(from: "Rebound.level", value: "200"),
+        .filterRejected(filter: 0, value: "200"),
+        .reverted(member: "Rebound.level", value: "1"),
+        .changeQueued(from: "Rebound.level", value: "2"),
+        .changeReceived(from: "Rebound.level", value: "2"),
+        .memberWritten(member: "Model.int", value: "2"),
+      ])
+    #expect(model.int == 2)
     chain.unbind()
   }
 

@@ -16,7 +16,8 @@ class AnyChainExtras {
   @usableFromInline final let writeOutcome = Atomic<UInt8>(0)
   // The member a traced write is about to write, and the value, told by its write closure
   // before the setter runs (`AnyChain.traceWriting`).
-  @exclusivity(unchecked) final var pendingWrite: (member: ObjectIdentifier, value: String)?
+  @exclusivity(unchecked) final var pendingWrite:
+    (member: ObjectIdentifier, value: String, reverting: Bool)?
   // For a traced chain: its code, and its members' names (a key path's description is slow),
   // by member, each kept with its member so that its address names no other.
   @exclusivity(unchecked) final var tracedCode: ChainCode?

@@ -78,16 +78,18 @@ extension AnyChain {
   @usableFromInline
   @inline(never)
   final func traceWriting(_ member: Member) {
-    let pending = withLock { held -> (AnyChainExtras, String)? in
+    let pending = withLock { held -> (AnyChainExtras, String, Bool)? in
       guard let extras = held.extras, let write = extras.pendingWrite,
         write.member == ObjectIdentifier(member)
       else { return nil }
       extras.pendingWrite = nil
-      return (extras, write.value)
+      return (extras, write.value, write.reverting)
     }
-    guard let (extras, text) = pending else { return }
+    guard let (extras, text, reverting) = pending else { return }
     extras.writeOutcome.store(TracedWrite.traced, ordering: .relaxed)
-    trace(.memberWritten(member: tracedName(of: member), value: text))
+    let name = tracedName(of: member)
+    trace(
+      reverting ? .reverted(member: name, value: text) : .memberWritten(member: name, value: text))
   }
 
   // After unlocking: a change arrived while the chain delivered. Not one that work this thread
@@ -205,9 +207,10 @@ extension ChainCore {
   final func revert(_ origin: Member, to previous: Value, dead: inout [Member]) {
     guard origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0
     else { return }
-    write(previous, to: origin, dead: &dead)
-    if isTraced && origin.write != nil {
-      trace(.reverted(member: tracedName(of: origin), value: describeValue(previous)))
+    guard isTraced && origin.write != nil else { return write(previous, to: origin, dead: &dead) }
+    let extras = withLock { extrasInUse($0) }
+    withUnsafePointer(to: previous) { pointer in
+      tracedWrite(at: pointer, to: origin, reverting: true, extras: extras, dead: &dead)
     }
   }
 
@@ -225,7 +228,7 @@ extension ChainCore {
     withUnsafePointer(to: value) { pointer in
       members.forEachMember { member in
         guard receivesChange(member, from: origin) else { return }
-        tracedWrite(at: pointer, to: member, extras: extras, dead: &dead)
+        tracedWrite(at: pointer, to: member, reverting: false, extras: extras, dead: &dead)
       }
     }
     // Sinks: owned and keyed, in the order they were added.
@@ -253,18 +256,27 @@ extension ChainCore {
     }
   }
 
+  // A write, told before the member's setter runs (`traceWriting`), or after the write closure
+  // returns when it ran no setter: skipped, failed, or (`reverting`) a revert.
   private func tracedWrite(
-    at value: UnsafePointer<Value>, to member: Member, extras: AnyChainExtras,
+    at value: UnsafePointer<Value>, to member: Member, reverting: Bool, extras: AnyChainExtras,
     dead: inout [Member]
   ) {
     let text = describeValue(value.pointee)
     extras.writeOutcome.store(TracedWrite.written, ordering: .relaxed)
-    withLock { held in held.extras?.pendingWrite = (ObjectIdentifier(member), text) }
+    withLock { held in held.extras?.pendingWrite = (ObjectIdentifier(member), text, reverting) }
     let deadCount = dead.count
     write(at: value, to: member, dead: &dead)
     withLock { held in held.extras?.pendingWrite = nil }
+    let outcome = extras.writeOutcome.load(ordering: .relaxed)
+    if reverting {
+      if outcome != TracedWrite.traced {
+        trace(.reverted(member: tracedName(of: member), value: text))
+      }
+      return
+    }
     guard dead.count == deadCount, member.write != nil else { return }
-    switch extras.writeOutcome.load(ordering: .relaxed) {
+    switch outcome {
     case TracedWrite.traced: break
     case TracedWrite.skipped:
       trace(.memberSkipped(member: tracedName(of: member)))
