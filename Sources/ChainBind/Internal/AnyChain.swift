@@ -476,6 +476,25 @@ class AnyChain: @unchecked Sendable {
     return extras.retired
   }
 
+  // After unlocking: releases the members that left during the delivery that ended. One that
+  // moved to another chain meanwhile may have been written by this delivery after its new
+  // chain's first write: it gets its new chain's value again, in that chain's order
+  // (Docs/Semantics.md, "Threading").
+  final func letGo(_ retired: consuming ContiguousArray<Member>) {
+    guard !retired.isEmpty else { return }
+    for member in retired where member.role.receives {
+      guard let object = member.object,
+        let successor = registry.member(of: object, keyPath: member.keyPath),
+        successor !== member, successor.chain !== self, successor.role.receives
+      else { continue }
+      successor.chain.resync(successor)
+    }
+  }
+
+  // Writes the chain's value into `member` again, in the delivery's order, unless a change of
+  // its own or its first value waits (`letGo`).
+  func resync(_ member: Member) {}
+
   func snapshotMembers() -> MemberList {
     withLock { held in held.members }
   }

@@ -123,7 +123,7 @@ extension ChainCore {
     } else {
       release(held)
     }
-    withExtendedLifetime(retired) {}
+    letGo(retired)
     if !dead.isEmpty { registry.prune(dead) }
   }
 
@@ -198,7 +198,7 @@ extension ChainCore {
     // This thread is done with the members it read unretained.
     let retired = takeRetired(held)
     release(held)
-    withExtendedLifetime(retired) {}
+    letGo(retired)
     Relay.start { [self] in relay() }
   }
 
@@ -283,7 +283,7 @@ extension ChainCore {
     held.transition { $0.handOff() }
     let retired = takeRetired(held)
     release(held)
-    withExtendedLifetime(retired) {}
+    letGo(retired)
     if !isolation.enqueue(from: nil, in: self, { self.resumeDelivery(handed) }) {
       endAbandonedDelivery(handed)
     }
@@ -297,7 +297,7 @@ extension ChainCore {
     held.transition { $0.abandon() }
     let retired = takeRetired(held)
     release(held)
-    withExtendedLifetime(retired) {}
+    letGo(retired)
   }
 
   // On the chain's actor: delivers changes handed over by another thread, which left the chain
@@ -566,7 +566,9 @@ extension ChainCore {
   // (its `pendingChanges` counts it, so no other thread writes it meanwhile). Done now, on this
   // thread, as its caller expects (Docs/Semantics.md, "Initial sync"); when another thread
   // delivers meanwhile, finished in the delivery's order, where it gets the latest value.
-  func syncNewMember(_ member: Member) {
+  // `rejoined`: the property received as a member of this chain already (a join). Then it holds
+  // the chain's value or a newer set of its own, on its way: nothing is written off the delivery.
+  func syncNewMember(_ member: Member, rejoined: Bool) {
     SchedulePoint.reach()
     let held = acquire()
     guard isActive else { return release(held) }
@@ -585,6 +587,11 @@ extension ChainCore {
     }
     let value = current(held)
     release(held)
+    if rejoined {
+      return serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
+        finishSync(of: member, with: currentValue, rejoined: true)
+      }
+    }
     var dead: [Member] = []
     if member.isAttached {
       member.tracked?.syncWrittenElsewhere()
@@ -599,22 +606,27 @@ extension ChainCore {
 
   // `written`: the value the adding thread wrote, off the delivery (`syncNewMember`).
   private func finishSync(
-    of member: Member, with value: Value, written: UnsafePointer<Value>? = nil
+    of member: Member, with value: Value, written: UnsafePointer<Value>? = nil,
+    rejoined: Bool = false
   ) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }
     if let tracked = member.tracked {
       let changed = tracked.syncFinished()
-      // Set since the adding thread wrote it, or the chain's value still the one written: what
-      // the member reads is its newest value, sent unless it is the chain's (a setter's
-      // correction too). Otherwise the chain's newer value is written (Docs/Semantics.md,
-      // "Threading").
+      // Set since the adding thread wrote it, or the chain's value still the one written, or
+      // not written (rejoined): what the member reads is its newest value, sent unless it is
+      // the chain's (a setter's correction too). Otherwise the chain's newer value is written
+      // (Docs/Semantics.md, "Threading").
+      if rejoined { return tracked.readBack(member) }
       if let written {
         var first = written.pointee
         var latest = value
         if changed || bindIsEqual(&first, &latest) { return tracked.readBack(member) }
       }
     }
+    // A change the member made since it was added waits in the queue: newer than the chain's
+    // value, it is not overwritten.
+    if member.pendingChanges.load(ordering: .relaxed) > 0 { return }
     var dead: [Member] = []
     write(value, to: member, dead: &dead)
   }

@@ -265,7 +265,10 @@ extension ChainCore {
       return
     }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
-    if isTracked { startTracking(member, adopting: probe?.observationTicket) }
+    if isTracked {
+      let rejoined = previous?.role.sends == true && !member.role.receives
+      startTracking(member, adopting: probe?.observationTicket, rejoined: rejoined)
+    }
     if case .control(let subscribe) = source {
       subscribe(member)
     } else if let isControl {
@@ -274,7 +277,9 @@ extension ChainCore {
     }
     // Initial sync (Docs/Semantics.md, "Initial sync"); the head is where the current value
     // came from.
-    if member.role.receives && !isHead { syncNewMember(member) }
+    if member.role.receives && !isHead {
+      syncNewMember(member, rejoined: previous?.role.receives == true)
+    }
     // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}
   }

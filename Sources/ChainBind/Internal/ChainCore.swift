@@ -162,6 +162,15 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     }
   }
 
+  override func resync(_ member: Member) {
+    serialize(toActor: true) { [self] in
+      guard member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 else { return }
+      var dead: [Member] = []
+      write(currentValue, to: member, dead: &dead)
+      if !dead.isEmpty { registry.prune(dead) }
+    }
+  }
+
   override func takeWork(of member: Member, _ held: borrowing Held) -> Any? {
     guard let extras = extras(held) else { return nil }
     let firstValue = extras.queue?.remove(key: .firstValue(of: member))

@@ -839,12 +839,16 @@ extension ChainCore {
   // Begins tracking `member`, attached: adopts the binding's `watch`, if any, and reads the key
   // path once more to collect what it observes (the probe's read may have left a token in place
   // that an undone install replaced).
-  func startTracking(_ member: Member, adopting watch: ObservationTicket?) {
+  // `rejoined`: the member replaces a sending one of the same property (a join), whose re-read
+  // waiting in the queue goes with it: its first read sends what it reads unless it is the
+  // chain's value, as that re-read would have.
+  func startTracking(_ member: Member, adopting watch: ObservationTicket?, rejoined: Bool) {
     guard let source = member.tracked else { return }
     // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
     SchedulePoint.reach()
     watch?.adopt(by: source)
     serialize(toActor: false, workKey: .firstRead(of: member)) {
+      if rejoined { return source.readBack(member) }
       source.read(member, sending: source.sendsFirstRead)
     }
   }
