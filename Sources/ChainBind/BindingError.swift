@@ -33,7 +33,8 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     /// Converting the member's value into the chain's type failed (or `back:` returned `nil`).
     /// The change was dropped; the chain keeps its value and the member keeps what it holds.
     case backConversionFailed(value: String, from: String, to: String)
-    /// The chain was already unbound, so nothing was added to it.
+    /// The chain had already ended (it was unbound, or its last sending member is gone), so
+    /// nothing was added to it.
     case chainInactive
     /// The chain's head could not be bound (the error reported before this one says why), so
     /// the chain was never active, and nothing was added to it.
@@ -64,7 +65,8 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
         return "cannot convert \(value) (\(from)) to \(to);"
           + " the change was dropped and the member keeps its value"
       case .chainInactive:
-        return "the chain is no longer active (it was unbound); nothing was added"
+        return
+          "the chain is no longer active (unbound, or its last sending member is gone); nothing was added"
       case .headNotBound:
         return "the chain never became active: its head could not be bound (see the error"
           + " reported for it); nothing was added"

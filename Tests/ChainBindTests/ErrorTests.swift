@@ -110,6 +110,19 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       next.unbind()
     }
 
+    // Ended because its last sender is gone, not unbound: the description says both.
+    @Test func anAdditionToAChainWhoseSenderIsGoneSaysWhyItEnded() {
+      let log = ErrorLog()
+      var chain: Chain<Int>?
+      do {
+        let model = Model()
+        chain = Bind.inout(model, \.int).onError(log.handler)
+      }
+      chain?.out(Plain(), \.int)
+      #expect(log.errors.map(\.cause) == [.chainInactive])
+      #expect(log.errors.first?.description.contains("its last sending member is gone") == true)
+    }
+
     @Test func boundAndControlSendersReportNothing() {
       let model = Model()
       let other = Model()
