@@ -35,6 +35,21 @@ private final class Gauge: @unchecked Sendable {
   var value = -1
 }
 
+/// Holds the thread that calls `hook` with `value` until `proceed` is signalled; `entered` is
+/// signalled once it is held.
+private func hold(
+  _ hook: Hook<Int>, at value: Int
+) -> (entered: DispatchSemaphore, proceed: DispatchSemaphore) {
+  let entered = DispatchSemaphore(value: 0)
+  let proceed = DispatchSemaphore(value: 0)
+  hook.set { called in
+    guard called == value else { return }
+    entered.signal()
+    proceed.wait()
+  }
+  return (entered, proceed)
+}
+
 @Suite struct JoinWhileDeliveringTests {
   enum Head: String, CaseIterable, Sendable {
     case flat, nested
@@ -52,8 +67,6 @@ private final class Gauge: @unchecked Sendable {
     root.leaf = leaf
     let other = Leaf()
     let gauge = Gauge()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
     let hook = Hook<Int>()
     let chain =
       head == .flat ? Bind.inout(leaf, \.value) : Bind.inout(root, \.leaf.value)
@@ -62,11 +75,7 @@ private final class Gauge: @unchecked Sendable {
     let join = {
       if head == .flat { Bind.inout(leaf, \.value) } else { Bind.inout(root, \.leaf.value) }
     }
-    hook.set { value in
-      guard value == 100 else { return }
-      entered.signal()
-      proceed.wait()
-    }
+    let (entered, proceed) = hold(hook, at: 100)
     let done = startThread { other.value = 100 }
     entered.wait()
     var last = 100
@@ -115,8 +124,6 @@ private final class Gauge: @unchecked Sendable {
     let volume = Volume()
     let other = Leaf()
     let gauge = Gauge()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
     let hook = Hook<Int>()
     let join = { () -> Chain<Int> in
       switch kind {
@@ -126,11 +133,7 @@ private final class Gauge: @unchecked Sendable {
       }
     }
     let chain = join().out(gauge, \.value).inout(other, \.value).out(key: "hold") { hook($0) }
-    hook.set { value in
-      guard value == 100 else { return }
-      entered.signal()
-      proceed.wait()
-    }
+    let (entered, proceed) = hold(hook, at: 100)
     let done = startThread { other.value = 100 }
     entered.wait()
     switch kind {
@@ -162,14 +165,8 @@ private final class Gauge: @unchecked Sendable {
     second.value = 7
     let label = Label()
     let written = LockedBox<[String]>([])
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
     let hook = Hook<Int>()
-    hook.set { value in
-      guard value == 5 else { return }
-      entered.signal()
-      proceed.wait()
-    }
+    let (entered, proceed) = hold(hook, at: 5)
     let old = Bind.inout(first, \.value)
     let new = Bind.inout(second, \.value)
     switch moved {
