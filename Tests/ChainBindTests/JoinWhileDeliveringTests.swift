@@ -115,10 +115,12 @@ private func hold(
     case computed, nested, observable
   }
 
-  // A sending-only tracked member joined again: the re-read its set queued for the member it
-  // replaces is not lost.
-  @Test(arguments: Sending.allCases)
-  func aSetBeforeATrackedMembersJoinWhileAnotherThreadDeliversIsKept(_ kind: Sending) {
+  // A sending-only tracked member joined again (as `in`, or as `inout`: then it receives from
+  // now on): the re-read its set queued for the member it replaces is not lost.
+  @Test(arguments: Sending.allCases, [false, true])
+  func aSetBeforeATrackedMembersJoinWhileAnotherThreadDeliversIsKept(
+    _ kind: Sending, _ joinsAsInout: Bool
+  ) {
     let sums = Sums()
     let root = Root()
     let volume = Volume()
@@ -141,7 +143,15 @@ private func hold(
     case .nested: root.leaf.value = 1
     case .observable: volume.level = 1
     }
-    _ = join()
+    if joinsAsInout {
+      switch kind {
+      case .computed: chain.in(sums, \.total)  // a computed property cannot receive
+      case .nested: chain.inout(root, \.leaf.value)
+      case .observable: chain.inout(volume, \.level)
+      }
+    } else {
+      _ = join()
+    }
     proceed.signal()
     done.wait()
     hook.set(nil)
@@ -199,5 +209,40 @@ private func hold(
     #expect(label.text == "new 8")
     old.unbind()
     new.unbind()
+  }
+
+  // Without a set on its way, a sending-only member's property may hold a value the chain has
+  // moved on from: joining it again (as `in`, or as `inout`) sends nothing into the chain.
+  @Test(arguments: Sending.allCases, [false, true])
+  func aJoinOfAnInMemberLeavesTheChainsValue(_ kind: Sending, _ joinsAsInout: Bool) {
+    let sums = Sums()
+    let root = Root()
+    let volume = Volume()
+    let other = Leaf()
+    let chain: Chain<Int>
+    switch kind {
+    case .computed: chain = Bind.in(sums, \.total)
+    case .nested: chain = Bind.in(root, \.leaf.value)
+    case .observable: chain = Bind.in(volume, \.level)
+    }
+    chain.inout(other, \.value)
+    other.value = 50
+    switch (kind, joinsAsInout) {
+    case (.computed, _): chain.in(sums, \.total)
+    case (.nested, false): chain.in(root, \.leaf.value)
+    case (.nested, true): chain.inout(root, \.leaf.value)
+    case (.observable, false): chain.in(volume, \.level)
+    case (.observable, true): chain.inout(volume, \.level)
+    }
+    #expect(chain.currentValue == 50)
+    #expect(other.value == 50)
+    let read =
+      switch kind {
+      case .computed: sums.total
+      case .nested: root.leaf.value
+      case .observable: volume.level
+      }
+    #expect(read == (joinsAsInout && kind != .computed ? 50 : 0))
+    chain.unbind()
   }
 }

@@ -566,8 +566,9 @@ extension ChainCore {
   // (its `pendingChanges` counts it, so no other thread writes it meanwhile). Done now, on this
   // thread, as its caller expects (Docs/Semantics.md, "Initial sync"); when another thread
   // delivers meanwhile, finished in the delivery's order, where it gets the latest value.
-  // `rejoined`: the property received as a member of this chain already (a join). Then it holds
-  // the chain's value or a newer set of its own, on its way: nothing is written off the delivery.
+  // `rejoined`: the property is a member of this chain already (a join) and holds the chain's
+  // value or a newer one of its own, on its way (`holdsItsLatest`): nothing is written off the
+  // delivery.
   func syncNewMember(_ member: Member, rejoined: Bool) {
     SchedulePoint.reach()
     let held = acquire()

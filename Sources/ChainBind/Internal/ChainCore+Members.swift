@@ -266,8 +266,8 @@ extension ChainCore {
     }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
     if isTracked {
-      let rejoined = previous?.role.sends == true && !member.role.receives
-      startTracking(member, adopting: probe?.observationTicket, rejoined: rejoined)
+      let rereads = previous?.tracked?.hasRereadQueued == true && !member.role.receives
+      startTracking(member, adopting: probe?.observationTicket, rereads: rereads)
     }
     if case .control(let subscribe) = source {
       subscribe(member)
@@ -278,10 +278,19 @@ extension ChainCore {
     // Initial sync (Docs/Semantics.md, "Initial sync"); the head is where the current value
     // came from.
     if member.role.receives && !isHead {
-      syncNewMember(member, rejoined: previous?.role.receives == true)
+      syncNewMember(member, rejoined: previous.map(Self.holdsItsLatest) ?? false)
     }
     // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}
+  }
+}
+
+extension ChainCore {
+  // A member added again to its chain (a join): whether its property holds the chain's value,
+  // or a newer one of its own still on its way to the chain (`syncNewMember(_:rejoined:)`).
+  static func holdsItsLatest(_ previous: Member) -> Bool {
+    previous.role.receives || previous.pendingChanges.load(ordering: .relaxed) > 0
+      || previous.tracked?.hasRereadQueued == true
   }
 }
 

@@ -172,6 +172,9 @@ final class TrackedSource: @unchecked Sendable {
   private let ownPropertySet = Atomic<Bool>(false)
   // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
   private let isRereadQueued = Atomic<Bool>(false)
+  // A set of what the member reads waits for its re-read: what it reads now is newer than
+  // what it sent (a join that replaces the member keeps it, `ChainCore.attach`).
+  var hasRereadQueued: Bool { isRereadQueued.load(ordering: .acquiring) }
   // Set by the delivering thread while it reads the path back after writing it (an echo).
   @exclusivity(unchecked) var isEchoRead = false
 
@@ -839,16 +842,16 @@ extension ChainCore {
   // Begins tracking `member`, attached: adopts the binding's `watch`, if any, and reads the key
   // path once more to collect what it observes (the probe's read may have left a token in place
   // that an undone install replaced).
-  // `rejoined`: the member replaces a sending one of the same property (a join), whose re-read
-  // waiting in the queue goes with it: its first read sends what it reads unless it is the
-  // chain's value, as that re-read would have.
-  func startTracking(_ member: Member, adopting watch: ObservationTicket?, rejoined: Bool) {
+  // `rereads`: the member replaces one of the same property (a join) whose re-read waited in
+  // the queue, and went with it: its first read sends what it reads unless it is the chain's
+  // value, as that re-read would have.
+  func startTracking(_ member: Member, adopting watch: ObservationTicket?, rereads: Bool) {
     guard let source = member.tracked else { return }
     // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
     SchedulePoint.reach()
     watch?.adopt(by: source)
     serialize(toActor: false, workKey: .firstRead(of: member)) {
-      if rejoined { return source.readBack(member) }
+      if rereads { return source.readBack(member) }
       source.read(member, sending: source.sendsFirstRead)
     }
   }
