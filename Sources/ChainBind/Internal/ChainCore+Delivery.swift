@@ -568,9 +568,15 @@ extension ChainCore {
   // delivers meanwhile, finished in the delivery's order, where it gets the latest value.
   // `rejoined`: the property is a member of this chain already (a join) and holds the chain's
   // value or a newer one of its own, on its way (`holdsItsLatest`): nothing is written off the
-  // delivery.
-  func syncNewMember(_ member: Member, rejoined: Bool) {
+  // delivery, and the sync waits for what was queued before it, on the chain's actor too.
+  // `rereads`: the member it replaces had a re-read waiting, which went with it.
+  func syncNewMember(_ member: Member, rejoined: Bool, rereads: Bool) {
     SchedulePoint.reach()
+    if rejoined {
+      return serialize(toActor: true, workKey: .firstValue(of: member)) { [self] in
+        finishSync(of: member, with: currentValue, rejoined: true, rereads: rereads)
+      }
+    }
     let held = acquire()
     guard isActive else { return release(held) }
     let thread = currentThreadID()
@@ -588,11 +594,6 @@ extension ChainCore {
     }
     let value = current(held)
     release(held)
-    if rejoined {
-      return serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
-        finishSync(of: member, with: currentValue, rejoined: true)
-      }
-    }
     var dead: [Member] = []
     if member.isAttached {
       member.tracked?.syncWrittenElsewhere()
@@ -608,17 +609,17 @@ extension ChainCore {
   // `written`: the value the adding thread wrote, off the delivery (`syncNewMember`).
   private func finishSync(
     of member: Member, with value: Value, written: UnsafePointer<Value>? = nil,
-    rejoined: Bool = false
+    rejoined: Bool = false, rereads: Bool = false
   ) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }
     if let tracked = member.tracked {
       let changed = tracked.syncFinished()
       // Set since the adding thread wrote it, or the chain's value still the one written, or
-      // not written (rejoined): what the member reads is its newest value, sent unless it is
+      // set before it rejoined: what the member reads is its newest value, sent unless it is
       // the chain's (a setter's correction too). Otherwise the chain's newer value is written
       // (Docs/Semantics.md, "Threading").
-      if rejoined { return tracked.readBack(member) }
+      if rereads { return tracked.readBack(member) }
       if let written {
         var first = written.pointee
         var latest = value

@@ -198,6 +198,9 @@ extension ChainCore {
     // A sending role carried over keeps sending: a `@Bound` property's new member has its token,
     // and a control's takes over the events the previous member was subscribed to, with the
     // previous member's send closure, which reads the control.
+    // A set of the property before this join whose re-read waits goes with the member replaced:
+    // the new one reads back what that re-read would have read.
+    let rereads = previous?.tracked?.hasRereadQueued == true
     var carried: ((Member) -> Void)?
     if let previous, previous.role.sends, case .property = source {
       carried = carriedEvents(of: previous, on: object)
@@ -266,8 +269,9 @@ extension ChainCore {
     }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
     if isTracked {
-      let rereads = previous?.tracked?.hasRereadQueued == true && !member.role.receives
-      startTracking(member, adopting: probe?.observationTicket, rereads: rereads)
+      startTracking(
+        member, adopting: probe?.observationTicket, joined: previous != nil,
+        rereads: rereads && !member.role.receives)
     }
     if case .control(let subscribe) = source {
       subscribe(member)
@@ -278,7 +282,8 @@ extension ChainCore {
     // Initial sync (Docs/Semantics.md, "Initial sync"); the head is where the current value
     // came from.
     if member.role.receives && !isHead {
-      syncNewMember(member, rejoined: previous.map(Self.holdsItsLatest) ?? false)
+      syncNewMember(
+        member, rejoined: previous.map(Self.holdsItsLatest) ?? false, rereads: rereads)
     }
     // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}

@@ -556,12 +556,16 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   // The re-read to queue for `member`; nil when one waits already (it reads the latest).
+  // While it waits it counts as a change of the member's own: deliveries before it do not
+  // write the member over the value it was set to (Docs/Semantics.md, "Threading").
   private func queuedReread(_ member: Member) -> (() -> Void)? {
     guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+    member.pendingChanges.add(1, ordering: .relaxed)
     return {
       // Exchanged, not stored: a set that finds it still true has noted what it set before
       // (`noteSet`), and this read, after it, sees that.
       _ = self.isRereadQueued.exchange(false, ordering: .acquiringAndReleasing)
+      member.pendingChanges.subtract(1, ordering: .relaxed)
       self.reread(member, false)
     }
   }
@@ -842,17 +846,21 @@ extension ChainCore {
   // Begins tracking `member`, attached: adopts the binding's `watch`, if any, and reads the key
   // path once more to collect what it observes (the probe's read may have left a token in place
   // that an undone install replaced).
-  // `rereads`: the member replaces one of the same property (a join) whose re-read waited in
-  // the queue, and went with it: its first read sends what it reads unless it is the chain's
-  // value, as that re-read would have.
-  func startTracking(_ member: Member, adopting watch: ObservationTicket?, rereads: Bool) {
+  // `joined`: the member replaces one of the same property (a join), whose sets are changes of
+  // the chain's already: its first read sends what was set since the join's own read, in the
+  // chain's order (on its actor too). `rereads`: the re-read of a set before the join waited,
+  // and went with the member replaced: the first read sends what it reads unless it is the
+  // chain's value, as that re-read would have.
+  func startTracking(
+    _ member: Member, adopting watch: ObservationTicket?, joined: Bool, rereads: Bool
+  ) {
     guard let source = member.tracked else { return }
     // A set may fire the probe's watch right here, before it is adopted (InterleavingTests).
     SchedulePoint.reach()
     watch?.adopt(by: source)
-    serialize(toActor: false, workKey: .firstRead(of: member)) {
+    serialize(toActor: joined, workKey: .firstRead(of: member)) {
       if rereads { return source.readBack(member) }
-      source.read(member, sending: source.sendsFirstRead)
+      source.read(member, sending: joined || source.sendsFirstRead)
     }
   }
 }

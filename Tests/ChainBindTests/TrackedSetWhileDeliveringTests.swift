@@ -1,0 +1,119 @@
+@_spi(Testing) import ChainBind
+import Dispatch
+import Observation
+import Testing
+
+// Docs/Semantics.md, "Threading" and "Isolation": a tracked member (a nested path, an
+// `@Observable` property) set while the chain delivers another change, on another thread or
+// queued for the chain's actor, is a change of its own: the delivery before it does not write
+// over it, and the chain ends at it.
+
+private final class Flat: @unchecked Sendable {
+  @Bound var value = 0
+}
+
+private final class Inner: @unchecked Sendable {
+  @Bound var value = 0
+}
+
+private final class Outer: @unchecked Sendable {
+  @Bound var inner = Inner()
+}
+
+@Observable
+private final class Level: @unchecked Sendable {
+  var value = 0
+}
+
+private final class Calls: Sendable {
+  private let box = LockedBox<[Int]>([])
+  func record(_ value: Int) { box.withLock { $0.append(value) } }
+  var values: [Int] { box.withLock { $0 } }
+}
+
+/// The kinds of tracked member `Pair` binds.
+enum TrackedMemberKind: String, CaseIterable, Sendable {
+  case nested, observable
+}
+
+// A tracked member of one of two kinds; its chain's other end is a flat @Bound property.
+private struct Pair: @unchecked Sendable {
+  let kind: TrackedMemberKind
+  let flat = Flat()
+  let outer = Outer()
+  let level = Level()
+
+  func setTracked(_ value: Int) {
+    switch kind {
+    case .nested: outer.inner.value = value
+    case .observable: level.value = value
+    }
+  }
+
+  var tracked: Int {
+    switch kind {
+    case .nested: outer.inner.value
+    case .observable: level.value
+    }
+  }
+
+  func bind(isolation: isolated (any Actor)? = #isolation) -> Chain<Int> {
+    let chain = Bind.inout(flat, \.value)
+    switch kind {
+    case .nested: chain.inout(outer, \.inner.value)
+    case .observable: chain.inout(level, \.value)
+    }
+    return chain
+  }
+}
+
+@Suite struct TrackedSetWhileDeliveringTests {
+  @Test(arguments: TrackedMemberKind.allCases)
+  func aSetMadeWhileAnotherThreadDeliversIsDelivered(_ kind: TrackedMemberKind) {
+    let pair = Pair(kind: kind)
+    let calls = Calls()
+    let hook = Hook<Int>()
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    hook.set { value in
+      guard value == 1 else { return }
+      entered.signal()
+      proceed.wait()
+    }
+    let chain = pair.bind().out(key: "log") { calls.record($0) }
+      .filter { value in
+        hook(value)
+        return true
+      }
+    let done = startThread { pair.flat.value = 1 }
+    entered.wait()  // held in the filter, before the tracked member is written
+    pair.setTracked(7)
+    proceed.signal()
+    done.wait()
+    hook.set(nil)
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 7)
+    #expect(pair.flat.value == 7)
+    #expect(pair.tracked == 7)
+    #expect(calls.values == [0, 1, 7])
+    chain.unbind()
+  }
+
+  @MainActor
+  @Test(arguments: TrackedMemberKind.allCases)
+  func changesQueuedForTheMainActorAreDeliveredInOrder(_ kind: TrackedMemberKind) async {
+    let pair = Pair(kind: kind)
+    let calls = Calls()
+    let chain = pair.bind().out(key: "log") { calls.record($0) }
+    startThread {
+      pair.flat.value = 2
+      pair.setTracked(4)
+    }.wait()
+    #expect(await waitUntilIdle(chain))
+    #expect(chain.currentValue == 4)
+    #expect(pair.flat.value == 4)
+    #expect(pair.tracked == 4)
+    #expect(calls.values == [0, 2, 4])
+    chain.unbind()
+  }
+}
