@@ -35,21 +35,6 @@ private final class Gauge: @unchecked Sendable {
   var value = -1
 }
 
-/// Holds the thread that calls `hook` with `value` until `proceed` is signalled; `entered` is
-/// signalled once it is held.
-private func hold(
-  _ hook: Hook<Int>, at value: Int
-) -> (entered: DispatchSemaphore, proceed: DispatchSemaphore) {
-  let entered = DispatchSemaphore(value: 0)
-  let proceed = DispatchSemaphore(value: 0)
-  hook.set { called in
-    guard called == value else { return }
-    entered.signal()
-    proceed.wait()
-  }
-  return (entered, proceed)
-}
-
 @Suite struct JoinWhileDeliveringTests {
   enum Head: String, CaseIterable, Sendable {
     case flat, nested

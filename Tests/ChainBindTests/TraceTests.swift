@@ -200,13 +200,7 @@ private final class Source: @unchecked Sendable {
     let events = LockedBox<[ChainEvent.Kind]>([])
     let chain = Bind.inout(source, \.value).out(holding, \.value)
       .trace { event in events.withLock { $0.append(event.kind) } }
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    holding.hook.set { value in
-      guard value == 20 else { return }
-      entered.signal()
-      proceed.wait()
-    }
+    let (entered, proceed) = hold(holding.hook, at: 20)
     let done = startThread { source.value = 20 }
     entered.wait()
     source.value = 99  // queued for the held thread: this call returns

@@ -73,13 +73,7 @@ private struct Pair: @unchecked Sendable {
     let pair = Pair(kind: kind)
     let calls = Calls()
     let hook = Hook<Int>()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    hook.set { value in
-      guard value == 1 else { return }
-      entered.signal()
-      proceed.wait()
-    }
+    let (entered, proceed) = hold(hook, at: 1)
     let chain = pair.bind().out(key: "log") { calls.record($0) }
       .filter { value in
         hook(value)

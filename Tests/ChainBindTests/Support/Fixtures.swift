@@ -171,6 +171,21 @@ final class Hook<Argument>: @unchecked Sendable {
   }
 }
 
+/// Holds the thread that calls `hook` with `value` until `proceed` is signalled; `entered` is
+/// signalled once it is held.
+func hold(
+  _ hook: Hook<Int>, at value: Int
+) -> (entered: DispatchSemaphore, proceed: DispatchSemaphore) {
+  let entered = DispatchSemaphore(value: 0)
+  let proceed = DispatchSemaphore(value: 0)
+  hook.set { called in
+    guard called == value else { return }
+    entered.signal()
+    proceed.wait()
+  }
+  return (entered, proceed)
+}
+
 /// Starts `body` on a new thread; the returned semaphore is signalled when it has finished.
 func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
   let done = DispatchSemaphore(value: 0)
