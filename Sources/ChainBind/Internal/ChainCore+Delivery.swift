@@ -574,7 +574,7 @@ extension ChainCore {
     SchedulePoint.reach()
     if rejoined {
       return serialize(toActor: true, workKey: .firstValue(of: member)) { [self] in
-        finishSync(of: member, with: currentValue, rejoined: true, rereads: rereads)
+        finishSync(of: member, with: currentValue, rereads: rereads)
       }
     }
     let held = acquire()
@@ -609,7 +609,7 @@ extension ChainCore {
   // `written`: the value the adding thread wrote, off the delivery (`syncNewMember`).
   private func finishSync(
     of member: Member, with value: Value, written: UnsafePointer<Value>? = nil,
-    rejoined: Bool = false, rereads: Bool = false
+    rereads: Bool = false
   ) {
     member.pendingChanges.subtract(1, ordering: .relaxed)
     guard member.isAttached else { return }

@@ -195,12 +195,12 @@ extension ChainCore {
     }
     // Added again to its own chain (`previous`): the roles unite, and each closure is the one
     // given last that does the job (Docs/Semantics.md, "Join and move").
-    // A sending role carried over keeps sending: a `@Bound` property's new member has its token,
-    // and a control's takes over the events the previous member was subscribed to, with the
-    // previous member's send closure, which reads the control.
     // A set of the property before this join whose re-read waits goes with the member replaced:
     // the new one reads back what that re-read would have read.
     let rereads = previous?.tracked?.hasRereadQueued == true
+    // A sending role carried over keeps sending: a `@Bound` property's new member has its token,
+    // and a control's takes over the events the previous member was subscribed to, with the
+    // previous member's send closure, which reads the control.
     var carried: ((Member) -> Void)?
     if let previous, previous.role.sends, case .property = source {
       carried = carriedEvents(of: previous, on: object)
@@ -292,7 +292,7 @@ extension ChainCore {
 
 extension ChainCore {
   // A member added again to its chain (a join): whether its property holds the chain's value,
-  // or a newer one of its own still on its way to the chain (`syncNewMember(_:rejoined:)`).
+  // or a newer one of its own still on its way to the chain (`syncNewMember`).
   static func holdsItsLatest(_ previous: Member) -> Bool {
     previous.role.receives || previous.pendingChanges.load(ordering: .relaxed) > 0
       || previous.tracked?.hasRereadQueued == true
