@@ -483,8 +483,9 @@ class AnyChain: @unchecked Sendable {
   final func letGo(_ retired: consuming ContiguousArray<Member>) {
     guard !retired.isEmpty else { return }
     for member in retired where member.role.receives {
-      guard let object = member.object,
-        let successor = registry.member(of: object, keyPath: member.keyPath),
+      // Found by identifier: a member that died or was unbound costs no load of its object. One
+      // of another object at the address is written its own chain's value: no harm.
+      guard let successor = registry.member(at: member.objectID, keyPath: member.keyPath),
         successor !== member, successor.chain !== self, successor.role.receives
       else { continue }
       successor.chain.resync(successor)

@@ -394,7 +394,7 @@ extension ChainCore {
       // Rejected: nothing is written, no sink runs, and the origin, if still bound, gets the
       // last accepted value back.
       // Not when the origin has a newer change of its own queued: that one is delivered next.
-      if origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0 {
+      if origin.takesDelivery && isActive {
         write(previous, to: origin, dead: &dead)
       }
       rejected(value)
@@ -435,10 +435,7 @@ extension ChainCore {
     // The origin holds the value, unless another thread's delivery wrote it after the set that
     // made this change (Docs/Semantics.md, "Threading").
     if member === origin && !member.isOverwritten { return false }
-    // A member with a change of its own waiting in the queue keeps that newer value: the
-    // change is delivered next, and this older one must not overwrite it.
-    return member.role.receives && !member.isSink && member.isAttached
-      && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive
+    return member.role.receives && !member.isSink && member.takesDelivery && isActive
   }
 
   @inlinable
@@ -478,7 +475,7 @@ extension ChainCore {
         next += 1
       }
       // An owned sink waiting for its first call (pending) is not called before it.
-      if member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive {
+      if member.takesDelivery && isActive {
         write(value, to: member, dead: &dead)
       }
     }
@@ -626,9 +623,8 @@ extension ChainCore {
         if changed || bindIsEqual(&first, &latest) { return tracked.readBack(member) }
       }
     }
-    // A change the member made since it was added waits in the queue: newer than the chain's
-    // value, it is not overwritten.
-    if member.pendingChanges.load(ordering: .relaxed) > 0 { return }
+    // A change the member made since it was added waits in the queue, newer than the chain's value.
+    guard member.takesDelivery else { return }
     var dead: [Member] = []
     write(value, to: member, dead: &dead)
   }

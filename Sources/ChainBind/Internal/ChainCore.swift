@@ -164,7 +164,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   override func resync(_ member: Member) {
     serialize(toActor: true) { [self] in
-      guard member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 else { return }
+      guard member.takesDelivery else { return }
       var dead: [Member] = []
       write(currentValue, to: member, dead: &dead)
       if !dead.isEmpty { registry.prune(dead) }

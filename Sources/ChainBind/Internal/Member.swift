@@ -128,6 +128,11 @@ final class Member: @unchecked Sendable {
   var send: SendThunk? { access.send }
 
   @inlinable var isAttached: Bool { attached.load(ordering: .acquiring) }
+  // Attached, with no change of its own and no initial sync waiting: a delivery may write it.
+  // A waiting change is newer than the value being delivered, and is delivered next.
+  @inlinable var takesDelivery: Bool {
+    isAttached && pendingChanges.load(ordering: .relaxed) == 0
+  }
 
   // The token of the member's `@Bound` storage. Unowned: the token lives in the object, and it
   // is reached only under its object's registry shard's lock while the member is attached, which

@@ -205,8 +205,7 @@ extension ChainCore {
   // of its own is queued (it is delivered next): `runFilteredTurn`'s revert, traced when the
   // chain can write the sender, for the traced turn and a batch's filters.
   final func revert(_ origin: Member, to previous: Value, dead: inout [Member]) {
-    guard origin.isAttached && isActive && origin.pendingChanges.load(ordering: .relaxed) == 0
-    else { return }
+    guard origin.takesDelivery && isActive else { return }
     guard isTraced && origin.write != nil else { return write(previous, to: origin, dead: &dead) }
     let extras = withLock { extrasInUse($0) }
     withUnsafePointer(to: previous) { pointer in
@@ -243,8 +242,7 @@ extension ChainCore {
         sink.body(value)
       } else {
         let member = owned.removeFirst()
-        guard member.isAttached && member.pendingChanges.load(ordering: .relaxed) == 0 && isActive
-        else { continue }
+        guard member.takesDelivery && isActive else { continue }
         // An owner that is gone is found dead by the write, and its sink is not called.
         guard let owner = member.object else {
           write(value, to: member, dead: &dead)
