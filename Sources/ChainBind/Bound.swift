@@ -70,10 +70,11 @@ public struct Bound<Value> {
       {
         // Under its object's stripe: two threads reading a new object at once (two chains'
         // re-reads) must not both install a token.
+        // The token goes unretained: only a thread holding the stripe replaces it.
         let stripe = TokenStripe.lock(for: instance)
         if let token = BoundProbe.visit(
           reader, instance, wrapped: wrappedKeyPath, storage: storageKeyPath,
-          token: instance[keyPath: storageKeyPath].token)
+          token: unsafeBitCast(instance[keyPath: storageKeyPath].token, to: UnsafeRawPointer?.self))
         {
           instance[keyPath: storageKeyPath].token = token
         }

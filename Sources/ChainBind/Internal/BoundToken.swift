@@ -418,9 +418,11 @@ final class BoundProbe: @unchecked Sendable {
     wrapped wrappedKeyPath: @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Value>,
     storage storageKeyPath:
       @autoclosure () -> ReferenceWritableKeyPath<EnclosingSelf, Bound<Value>>,
-    token existing: BoundToken?
+    token existing: UnsafeRawPointer?
   ) -> BoundToken? {
-    // `address` is `reader()`, alive: the reading thread holds it while it reads.
+    // `address` is `reader()`, alive: the reading thread holds it while it reads. `existing`
+    // stays in the storage while the caller holds the object's stripe.
+    let existing = existing.map { Unretained<BoundToken>(address: $0) }
     let bits = UInt(bitPattern: address)
     if bits & 1 != 0, let collector = UnsafeRawPointer(bitPattern: bits & ~1) {
       // A tracked member's read (the common case): every property is a dependency.
@@ -430,7 +432,8 @@ final class BoundProbe: @unchecked Sendable {
       }
     }
     return Unretained<BoundProbe>(address: address).with { probe in
-      probe.visit(instance, wrapped: wrappedKeyPath(), storage: storageKeyPath(), token: existing)
+      probe.visit(
+        instance, wrapped: wrappedKeyPath(), storage: storageKeyPath(), token: existing?.object)
     }
   }
 
@@ -457,7 +460,8 @@ final class BoundProbe: @unchecked Sendable {
       let isDeclaredClass = type(of: instance) == EnclosingSelf.self
       if !isDeclaredClass { stepsAreDeclaredClasses = false }
       pathSteps.append(step)
-      let installing = collectorInUse.visit(existing, isDeclaredClass: isDeclaredClass)
+      let installing = collectorInUse.visit(
+        existing.map { Unretained($0) }, isDeclaredClass: isDeclaredClass)
       if objectToken == nil, objectID == ObjectIdentifier(instance) {
         objectToken = existing ?? installing
       }

@@ -81,30 +81,33 @@ final class DependencyCollector {
 
   // A @Bound property was read, of an object of exactly its declaring class or not: observe it
   // through its storage's token. Returns the token to install when the storage has none.
-  func visit(_ existing: BoundToken?, isDeclaredClass: Bool) -> BoundToken? {
+  // `existing`: alive while the reader holds its object's stripe.
+  func visit(_ existing: Unretained<BoundToken>?, isDeclaredClass: Bool) -> BoundToken? {
     if !isDeclaredClass { readSubclassObject = true }
     guard let existing else {
       let token = BoundToken()
-      record(token)
+      record(Unretained(token))
       return token
     }
     record(existing)
     return nil
   }
 
-  private func record(_ token: BoundToken) {
+  private func record(_ token: Unretained<BoundToken>) {
     let addressesMislead = addressesMislead.load(ordering: .acquiring)
     if !diverged {
-      if !addressesMislead && matched < observed.count && observed[matched].refers(to: token) {
+      if !addressesMislead && matched < observed.count && observed[matched].address == token.address
+      {
         observed[matched].retain()
         matched += 1
         return
       }
       // Read again (a getter that reads a property twice): nothing new.
-      if observed.prefix(matched).contains(where: { $0.refers(to: token) }) { return }
+      if observed.prefix(matched).contains(where: { $0.address == token.address }) { return }
       diverge()
     }
-    if tokens.contains(where: { $0 === token }) { return }
+    if tokens.contains(where: { token.refers(to: $0) }) { return }
+    let token = token.object
     tokens.append(token)
     // Observed now unless the last read observed it (by address, unless addresses mislead).
     if let source, addressesMislead || !observed.contains(where: { $0.refers(to: token) }) {
