@@ -577,3 +577,42 @@ struct ControlWriteRaceTests {
     chain.unbind()
   }
 }
+
+@Observable
+private final class Gauge: @unchecked Sendable {
+  var value = 0
+}
+
+@Suite("Tracked sources: an @Observable property set while it is bound")
+struct ObservableBindRaceTests {
+  enum Binding: CaseIterable { case newChain, join }
+
+  // Another thread sets the property once the binding's read has armed Observation's watch, and
+  // before the binding asks whether it did: the set fires the watch, which Observation lets go.
+  // The property is observable all the same: no `.notObservable`, and the chain gets the set.
+  @Test(arguments: Binding.allCases)
+  func aSetRightAfterTheReadIsNoError(_ binding: Binding) {
+    let gauge = Gauge()
+    let label = Plain()
+    let log = ErrorLog()
+    let existing: Chain<Int>? =
+      binding == .join ? Bind.inout(gauge, \.value).onError(log.handler).out(label, \.int) : nil
+    let binder = currentThreadNumber()
+    let held = LockedBox(false)
+    let chain = Bind.withSchedulePoints({
+      guard currentThreadNumber() == binder, !held.withLock({ $0 }) else { return }
+      held.withLock { $0 = true }
+      startThread { gauge.value = 1 }.wait()
+    }) {
+      existing?.in(gauge, \.value)
+        ?? Bind.in(gauge, \.value).onError(log.handler).out(label, \.int)
+    }
+    #expect(held.withLock { $0 })
+    #expect(waitUntilIdle(chain))
+    #expect(log.errors.map(\.description) == [])
+    #expect(label.int == 1)
+    gauge.value = 2
+    #expect(label.int == 2)
+    chain.unbind()
+  }
+}

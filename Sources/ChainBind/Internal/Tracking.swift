@@ -974,6 +974,9 @@ final class ObservationTicket: @unchecked Sendable {
     }
   }
 
+  // It fired before a source adopted it (`adopt`).
+  var firedUnadopted: Bool { owner.withLock { $0.firedUnowned } }
+
   // The source cancelled it (`FiredWatch.cancel`).
   func cancelled() {
     owner.withLock { $0.isCancelled = true }
@@ -1033,7 +1036,12 @@ final class ObservationTicket: @unchecked Sendable {
     var ticket = ObservationTicket(source: source)
     let value = arm(ticket, countsChanges: countsChanges, read)
     if let count { source?.readUnderObservation(ended: count) }
-    if isKnownUniquelyReferenced(&ticket) { return (value, nil) }
+    // Where a test changes the property between the arming and the check.
+    SchedulePoint.reach()
+    // Observation keeps the watch, and so the ticket, when the read accessed a property; a
+    // change made since may have fired it and let it go already (a member bound as another
+    // thread sets the property).
+    if isKnownUniquelyReferenced(&ticket) && !ticket.firedUnadopted { return (value, nil) }
     ticket.isArmed = true
     return (value, ticket)
   }
