@@ -620,3 +620,60 @@ struct InterleavingTests {
     expectExhaustive(explorer, outcome)
   }
 }
+
+/// Two `@Bound` inputs, their sum, and a path to a third, for joins.
+private final class Totals: @unchecked Sendable {
+  @Bound var a = 0
+  @Bound var b = 0
+  var total: Int { a + b }
+  @Bound var inner = Counter()
+}
+
+extension InterleavingTests {
+  enum TrackedKind: CaseIterable { case computed, path }
+
+  // A set's re-read held before it takes the chain's turn while a join replaces the member:
+  // the join's read has read the set's value already, and the re-read finds its member gone.
+  // The set's value still reaches the chain, through the member that replaced it.
+  @Test(
+    "a tracked member joined while a set's re-read waits: the chain gets the set",
+    arguments: TrackedKind.allCases)
+  func joinWhileASetsRereadWaits(_ kind: TrackedKind) {
+    let totals = Totals()
+    let label = Plain()
+    let keyPath: KeyPath<Totals, Int> = kind == .computed ? \.total : \.inner.n
+    let chain = Bind.in(totals, keyPath).out(label, \.int)
+    holdAtFirstSchedulePoint({
+      if kind == .computed { totals.a = 1 } else { totals.inner.n = 1 }
+    }) {
+      chain.in(totals, keyPath)
+    }
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 1)
+    #expect(label.int == 1)
+    if kind == .computed { totals.b = 1 } else { totals.inner.n = 2 }
+    #expect(label.int == 2)
+    #expect(chain.memberCount == 2)
+    chain.unbind()
+  }
+
+  @Test("a computed member joined while another thread changes an input: it ends at the sum")
+  func computedJoinedWhileAnInputChanges() {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let sums = Sums(explorer)
+      let label = Label(explorer)
+      let chain = Bind.in(sums, \.sum).out(label, \.value)
+      return (
+        [{ chain.in(sums, \.sum) }, { sums.a = 5 }],
+        {
+          let sum = sums.a + sums.b
+          defer { chain.unbind() }
+          return label.value == sum && chain.currentValue == sum
+            ? nil : "label \(label.value), chain \(chain.currentValue), sum \(sum)"
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+}

@@ -136,11 +136,34 @@ final class DependencyCollector {
 //
 // @unchecked Sendable: `state` lives in its lock; the rest is fixed at creation.
 final class TrackedSource: @unchecked Sendable {
+  private enum Membership {
+    case attached(Member)
+    case ended(EndedMembership)
+  }
+
+  // A membership that ended: where a member that replaced it would be (a join).
+  private final class EndedMembership {
+    let chain: AnyChain
+    let objectID: ObjectIdentifier
+    let access: MemberAccess
+
+    init(_ member: Member) {
+      chain = member.chain
+      objectID = member.objectID
+      access = member.access
+    }
+  }
+
   private struct State {
     var dependencies: ContiguousArray<Unretained<BoundToken>> = []
-    // Cleared when the membership ends (a notification under way may outlive it). Not weak: a
-    // weak reference gives the member a side table, which slows every retain of it.
-    var member: Member?
+    // Until the membership ends (a notification under way may outlive it): then what such a
+    // notification needs to pass its change on (`passOn`). Not weak: a weak reference gives the
+    // member a side table, which slows every retain of it.
+    var membership: Membership
+    var member: Member? {
+      guard case .attached(let member) = membership else { return nil }
+      return member
+    }
     #if os(Linux)
       // The last watch that fired and re-read: kept armed until a read that began after its
       // firing has armed its own, so that a change made meanwhile fires it again
@@ -242,7 +265,7 @@ final class TrackedSource: @unchecked Sendable {
     ownToken: BoundToken?, objectToken: BoundToken?,
     reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?, Bool) -> Bool
   ) {
-    state = SpinLocked(State(member: member))
+    state = SpinLocked(State(membership: .attached(member)))
     self.ownToken = Atomic(ownToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
     self.objectToken = Atomic(objectToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
     self.isBoundPath = isBoundPath
@@ -443,8 +466,9 @@ final class TrackedSource: @unchecked Sendable {
   // The membership ended: stop observing. Registry lock held; takes token locks only.
   // The member is released by the registry's caller, after unlocking: the registry still holds it.
   func end() {
+    let ended = member.map(EndedMembership.init)
     state.withLock { state in
-      state.member = nil
+      if let ended { state.membership = .ended(ended) }
       for dependency in state.dependencies {
         dependency.with { $0.removeObserver(self) }
       }
@@ -455,7 +479,7 @@ final class TrackedSource: @unchecked Sendable {
   // One of the observed properties was set, on this thread: `token`'s, when the caller knows,
   // and to the value at `value` when it is no member (`BoundToken.setAsNoMember`).
   func dependencyChanged(_ token: BoundToken? = nil, setTo value: UnsafeRawPointer? = nil) {
-    guard let member, member.isAttached else { return }
+    guard let member, member.isAttached else { return passOn() }
     // In a batch on this thread: re-read once, when it ends (Batch.swift); but the chain's own
     // write of the member, on this thread, is read back when it returns (`reread`).
     if openBatches.load(ordering: .relaxed) > 0, let batch = Batch.openHere,
@@ -497,6 +521,25 @@ final class TrackedSource: @unchecked Sendable {
     isSendingRead = asResult
     send(nil, value, member)
     isSendingRead = wasSending
+  }
+
+  // A change reached this source after its membership ended, on its way or while its re-read
+  // waited: when a join replaced the member in its chain, the new member reads back, in the
+  // chain's order, what this one would have read (Docs/Semantics.md, "Join and move").
+  @inline(never)
+  private func passOn() {
+    let (chain, objectID, keyPath): (AnyChain, ObjectIdentifier, AnyKeyPath)
+    switch state.withLock({ $0.membership }) {
+    case .attached(let member):
+      (chain, objectID, keyPath) = (member.chain, member.objectID, member.keyPath)
+    case .ended(let ended):
+      (chain, objectID, keyPath) = (ended.chain, ended.objectID, ended.access.keyPath)
+    }
+    guard chain.isActive,
+      let successor = chain.registry.member(at: objectID, keyPath: keyPath),
+      successor.chain === chain, let source = successor.tracked, source !== self
+    else { return }
+    chain.serialize(toActor: true) { source.readBack(successor) }
   }
 
   // `token` set to the value at `value`, when known (`dependencyChanged`).
@@ -629,7 +672,7 @@ final class TrackedSource: @unchecked Sendable {
     _ member: Member, sending: Bool, collecting: Bool = true, leafValue: UnsafeRawPointer? = nil,
     asResult: Bool = false
   ) {
-    guard member.isAttached else { return }
+    guard member.isAttached else { return passOn() }
     let sending = sending && syncState.load(ordering: .acquiring) == SyncState.done
     if !reread(self, member, sending, collecting, leafValue, asResult) {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
