@@ -231,3 +231,54 @@ private final class Gauge: @unchecked Sendable {
     chain.unbind()
   }
 }
+
+extension JoinWhileDeliveringTests {
+  // Another thread is held in a sink while this one joins a tracked `in` member, sets what it
+  // reads, and joins it again: the first join's member is replaced before its first read ran,
+  // so the set reached no member, and the second join's read found the new value. When the
+  // delivery ends, the chain still takes the set.
+  @Test(arguments: Sending.allCases)
+  func aSetBetweenTwoJoinsWhileAnotherThreadDeliversIsKept(_ kind: Sending) {
+    let sums = Sums()
+    let root = Root()
+    let volume = Volume()
+    let hook = Hook<Int>()
+    let seen = LockedBox<[Int]>([])
+    let chain: Chain<Int>
+    let join: () -> Void
+    let set: @Sendable (Int) -> Void
+    switch kind {
+    case .computed:
+      chain = Bind.in(sums, \.total)
+      join = { chain.in(sums, \.total) }
+      set = { sums.a = $0 - sums.b }
+    case .nested:
+      chain = Bind.in(root, \.leaf.value)
+      join = { chain.in(root, \.leaf.value) }
+      set = { root.leaf.value = $0 }
+    case .observable:
+      chain = Bind.in(volume, \.level)
+      join = { chain.in(volume, \.level) }
+      set = { volume.level = $0 }
+    }
+    chain.out(key: "hold") { value in
+      seen.withLock { $0.append(value) }
+      hook(value)
+    }
+    let (entered, proceed) = hold(hook, at: 100)
+    let done = startThread { set(100) }
+    entered.wait()
+    join()
+    set(101)
+    join()
+    proceed.signal()
+    done.wait()
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 101)
+    #expect(seen.withLock { $0 } == [0, 100, 101])
+    set(102)
+    #expect(chain.currentValue == 102)
+    #expect(chain.memberCount == 1)
+    chain.unbind()
+  }
+}

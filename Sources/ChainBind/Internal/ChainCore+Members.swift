@@ -251,7 +251,7 @@ extension ChainCore {
         member, of: object, reading: thunks.read, comparing: thunks.isEqual,
         firstRead: probe.firstRead, watch: probe.observationTicket, isBoundPath: probe.isBoundPath,
         receivesFirstValue: member.role.receives && !isHead, ownToken: probe.inheritedToken,
-        objectToken: probe.objectToken)
+        objectToken: probe.objectToken, replacing: previous?.tracked)
     }
     switch registry.attach(
       member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)

@@ -213,7 +213,7 @@ final class TrackedSource: @unchecked Sendable {
   // Reads the member's key path again, through `collect` when `collecting`, or takes the value at
   // `leafValue`; sends the value when it differs from the last one and `sending` is true, as the
   // result of the work the read is when `asResult` (`sendRead`). False when the member's object
-  // is gone.
+  // is gone. Shared by the members a join puts in place of this one (`makeTracked`).
   private let reread:
     (
       TrackedSource, Member, _ sending: Bool, _ collecting: Bool, _ leafValue: UnsafeRawPointer?,
@@ -272,6 +272,17 @@ final class TrackedSource: @unchecked Sendable {
     self.readsObservable = readsObservable
     self.sendsFirstRead = sendsFirstRead
     self.reread = reread
+  }
+
+  // For a member a join puts in place of the one `previous` observes for (`makeTracked`).
+  convenience init(
+    member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
+    ownToken: BoundToken?, objectToken: BoundToken?, sharing previous: TrackedSource
+  ) {
+    self.init(
+      member: member, readsObservable: readsObservable, isBoundPath: isBoundPath,
+      sendsFirstRead: sendsFirstRead, ownToken: ownToken, objectToken: objectToken,
+      reread: previous.reread)
   }
 
   // Runs `read`, the member's key path, observing every @Bound property and every property of an
@@ -524,8 +535,8 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   // A change reached this source after its membership ended, on its way or while its re-read
-  // waited: when a join replaced the member in its chain, the new member reads back, in the
-  // chain's order, what this one would have read (Docs/Semantics.md, "Join and move").
+  // waited: when a join replaced the member in its chain, the new member reads, in the chain's
+  // order, and sends what this one would have (their last value read is one: `makeTracked`).
   @inline(never)
   private func passOn() {
     let (chain, objectID, keyPath): (AnyChain, ObjectIdentifier, AnyKeyPath)
@@ -539,7 +550,7 @@ final class TrackedSource: @unchecked Sendable {
       let successor = chain.registry.member(at: objectID, keyPath: keyPath),
       successor.chain === chain, let source = successor.tracked, source !== self
     else { return }
-    chain.serialize(toActor: true) { source.readBack(successor) }
+    chain.serialize(toActor: true) { source.read(successor, sending: true) }
   }
 
   // `token` set to the value at `value`, when known (`dependencyChanged`).
@@ -840,13 +851,23 @@ extension ChainCore {
   // first read finds is the member's old value or that write. `watch` (see `startTracking`): that read
   // accessed a property of an `@Observable` class (binding looks for one only when the read
   // touched no `@Bound` property; otherwise the member's first read does). `isBoundPath`: the
-  // key path is @Bound properties one after another.
+  // key path is @Bound properties one after another. `previous`: the member a join replaces.
   func makeTracked<Object: AnyObject, Target>(
     _ member: Member, of object: Object, reading read: @escaping (Object) -> Target,
     comparing isEqual: @escaping (UnsafeRawPointer, UnsafeRawPointer) -> Bool, firstRead: Any?,
     watch: ObservationTicket?, isBoundPath: Bool, receivesFirstValue: Bool,
-    ownToken: BoundToken?, objectToken: BoundToken?
+    ownToken: BoundToken?, objectToken: BoundToken?, replacing previous: TrackedSource?
   ) {
+    // A join: the property's last value read stays the one its replaced member read, not what
+    // binding read, so that a change the replaced member had yet to send (its re-read on its way,
+    // or never made while its own first read waited) is sent, and one it sent is not sent again.
+    if let previous {
+      member.tracked = TrackedSource(
+        member: member, readsObservable: watch != nil, isBoundPath: isBoundPath,
+        sendsFirstRead: previous.sendsFirstRead, ownToken: ownToken, objectToken: objectToken,
+        sharing: previous)
+      return
+    }
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
     // metadata (about 300 instructions). A tracked member's probe always kept what it read.
     let firstRead = firstRead as? Target ?? read(object)
