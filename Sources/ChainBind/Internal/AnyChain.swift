@@ -483,9 +483,10 @@ class AnyChain: @unchecked Sendable {
   final func letGo(_ retired: consuming ContiguousArray<Member>) {
     guard !retired.isEmpty else { return }
     for member in retired where member.role.receives {
-      // Found by identifier: a member that died or was unbound costs no load of its object. One
-      // of another object at the address is written its own chain's value: no harm.
-      guard let successor = registry.member(at: member.objectID, keyPath: member.keyPath),
+      // By its object: a dead object's address may be a new object's, whose chain is not to be
+      // written by this thread.
+      guard let object = member.object,
+        let successor = registry.member(of: object, keyPath: member.keyPath),
         successor !== member, successor.chain !== self, successor.role.receives
       else { continue }
       successor.chain.resync(successor)

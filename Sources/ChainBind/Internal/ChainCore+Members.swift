@@ -261,7 +261,7 @@ extension ChainCore {
       // Released meanwhile, by another thread: nothing is added, and the property keeps the
       // token, and so the membership, it had.
       probe?.undoInstall(in: object, storage: Bound<Target>.self)
-      member.tracked?.end()
+      member.tracked?.end(replacedBy: nil)
       report(member.error(.chainInactive))
       return
     case .chainReleased:

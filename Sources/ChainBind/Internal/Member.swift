@@ -184,10 +184,11 @@ final class Member: @unchecked Sendable {
   }
 
   // Registry lock held. Also unlinks the token, so that the object no longer reaches the member.
-  func markDetached() {
+  // `successor`: the member a join put in its place.
+  func markDetached(replacedBy successor: Member? = nil) {
     attached.store(false, ordering: .releasing)
     token?.detach(self)
-    tracked?.end()
+    tracked?.end(replacedBy: successor)
   }
 
   // Whether a change of the member goes to its chain: its role sends. A change made while it

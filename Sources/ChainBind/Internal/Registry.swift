@@ -387,7 +387,7 @@ extension Registry {
         if let token = member.token, token === existing.token {
           token.handOver(from: existing, to: member)
         }
-        end(existing, garbage: &garbage)
+        end(existing, garbage: &garbage, replacedBy: existing === replaced ? member : nil)
         if existing === replaced {
           // Replaced in its own chain: what waited for it goes (the new member waits anew).
           let waited = chain.withLock { held in
@@ -481,9 +481,12 @@ extension Registry {
 
     // A membership ends: out of the table (unless taken out already), unlinked from its token
     // and its observed properties, and released by the caller after unlocking.
-    private mutating func end(_ member: Member, garbage: inout Garbage, isInTable: Bool = true) {
+    private mutating func end(
+      _ member: Member, garbage: inout Garbage, isInTable: Bool = true,
+      replacedBy successor: Member? = nil
+    ) {
       if isInTable { memberships.remove(member) }
-      member.markDetached()
+      member.markDetached(replacedBy: successor)
       garbage.release(member)
       memberEnded(member, garbage: &garbage)
     }

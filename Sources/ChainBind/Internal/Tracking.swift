@@ -138,20 +138,8 @@ final class DependencyCollector {
 final class TrackedSource: @unchecked Sendable {
   private enum Membership {
     case attached(Member)
-    case ended(EndedMembership)
-  }
-
-  // A membership that ended: where a member that replaced it would be (a join).
-  private final class EndedMembership {
-    let chain: AnyChain
-    let objectID: ObjectIdentifier
-    let access: MemberAccess
-
-    init(_ member: Member) {
-      chain = member.chain
-      objectID = member.objectID
-      access = member.access
-    }
+    // `successor`: the member a join put in its place.
+    case ended(successor: Member?)
   }
 
   private struct State {
@@ -476,10 +464,9 @@ final class TrackedSource: @unchecked Sendable {
 
   // The membership ended: stop observing. Registry lock held; takes token locks only.
   // The member is released by the registry's caller, after unlocking: the registry still holds it.
-  func end() {
-    let ended = member.map(EndedMembership.init)
+  func end(replacedBy successor: Member?) {
     state.withLock { state in
-      if let ended { state.membership = .ended(ended) }
+      state.membership = .ended(successor: successor)
       for dependency in state.dependencies {
         dependency.with { $0.removeObserver(self) }
       }
@@ -539,18 +526,18 @@ final class TrackedSource: @unchecked Sendable {
   // order, and sends what this one would have (their last value read is one: `makeTracked`).
   @inline(never)
   private func passOn() {
-    let (chain, objectID, keyPath): (AnyChain, ObjectIdentifier, AnyKeyPath)
+    var successor: Member?
     switch state.withLock({ $0.membership }) {
     case .attached(let member):
-      (chain, objectID, keyPath) = (member.chain, member.objectID, member.keyPath)
-    case .ended(let ended):
-      (chain, objectID, keyPath) = (ended.chain, ended.objectID, ended.access.keyPath)
+      // Detached, not ended yet: the registry, which does both under its lock, knows.
+      successor = member.chain.registry.member(at: member.objectID, keyPath: member.keyPath)
+      if successor?.chain !== member.chain { successor = nil }
+    case .ended(let replacing):
+      successor = replacing
     }
-    guard chain.isActive,
-      let successor = chain.registry.member(at: objectID, keyPath: keyPath),
-      successor.chain === chain, let source = successor.tracked, source !== self
+    guard let successor, successor.chain.isActive, let source = successor.tracked, source !== self
     else { return }
-    chain.serialize(toActor: true) { source.read(successor, sending: true) }
+    successor.chain.serialize(toActor: true) { source.read(successor, sending: true) }
   }
 
   // `token` set to the value at `value`, when known (`dependencyChanged`).
