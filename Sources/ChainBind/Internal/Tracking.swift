@@ -136,22 +136,14 @@ final class DependencyCollector {
 //
 // @unchecked Sendable: `state` lives in its lock; the rest is fixed at creation.
 final class TrackedSource: @unchecked Sendable {
-  private enum Membership {
-    case attached(Member)
-    // `successor`: the member a join put in its place.
-    case ended(successor: Member?)
-  }
-
   private struct State {
     var dependencies: ContiguousArray<Unretained<BoundToken>> = []
-    // Until the membership ends (a notification under way may outlive it): then what such a
-    // notification needs to pass its change on (`passOn`). Not weak: a weak reference gives the
-    // member a side table, which slows every retain of it.
-    var membership: Membership
-    var member: Member? {
-      guard case .attached(let member) = membership else { return nil }
-      return member
-    }
+    // Cleared when the membership ends (a notification under way may outlive it). Not weak: a
+    // weak reference gives the member a side table, which slows every retain of it.
+    var member: Member?
+    // The member a join put in place of this one, when it ended: a notification under way then
+    // passes its change on to it (`passOn`).
+    var successor: Member?
     #if os(Linux)
       // The last watch that fired and re-read: kept armed until a read that began after its
       // firing has armed its own, so that a change made meanwhile fires it again
@@ -166,13 +158,6 @@ final class TrackedSource: @unchecked Sendable {
   let readGeneration = Atomic<Int>(0)
   // Counts the changes its watches saw coming, any read's (`ObservationTicket.willChange`).
   let observedChanges = Atomic<Int>(0)
-  // A read under Observation may have read a value changed before its own watch was armed: the
-  // member reads again, after it (`ObservationTicket.observing`). Also when a read touched
-  // `@Bound` properties with a watch that counts nothing (chosen from the read before): the read
-  // again arms one that counts.
-  @exclusivity(unchecked) private var readsAgain = false
-  // The next read sends what it reads even when it is the last value (`rereadOtherwise`).
-  @exclusivity(unchecked) private var sendsAnyway = false
   // The address of the token of the member's own `@Bound` property, reached through a subclass
   // key path (`BoundProbe.inheritedToken`): every set of it is a change, and the read it starts
   // sends what it reads (`ownPropertySet`). 0 when none, or once it died (`tokenEnded`): a new
@@ -198,6 +183,14 @@ final class TrackedSource: @unchecked Sendable {
   // (a new token may have the address of an ended one).
   private let observationsMoved = Atomic<Bool>(false)
   var observationsMayHaveMoved: Bool { observationsMoved.load(ordering: .acquiring) }
+  // One-byte fields together: each between two words takes eight.
+  // A read under Observation may have read a value changed before its own watch was armed: the
+  // member reads again, after it (`ObservationTicket.observing`). Also when a read touched
+  // `@Bound` properties with a watch that counts nothing (chosen from the read before): the read
+  // again arms one that counts.
+  @exclusivity(unchecked) private var readsAgain = false
+  // The next read sends what it reads even when it is the last value (`rereadOtherwise`).
+  @exclusivity(unchecked) private var sendsAnyway = false
   // Reads the member's key path again, through `collect` when `collecting`, or takes the value at
   // `leafValue`; sends the value when it differs from the last one and `sending` is true, as the
   // result of the work the read is when `asResult` (`sendRead`). False when the member's object
@@ -253,7 +246,7 @@ final class TrackedSource: @unchecked Sendable {
     ownToken: BoundToken?, objectToken: BoundToken?,
     reread: @escaping (TrackedSource, Member, Bool, Bool, UnsafeRawPointer?, Bool) -> Bool
   ) {
-    state = SpinLocked(State(membership: .attached(member)))
+    state = SpinLocked(State(member: member))
     self.ownToken = Atomic(ownToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
     self.objectToken = Atomic(objectToken.map { UInt(bitPattern: Unretained($0).address) } ?? 0)
     self.isBoundPath = isBoundPath
@@ -466,7 +459,8 @@ final class TrackedSource: @unchecked Sendable {
   // The member is released by the registry's caller, after unlocking: the registry still holds it.
   func end(replacedBy successor: Member?) {
     state.withLock { state in
-      state.membership = .ended(successor: successor)
+      state.member = nil
+      state.successor = successor
       for dependency in state.dependencies {
         dependency.with { $0.removeObserver(self) }
       }
@@ -526,14 +520,11 @@ final class TrackedSource: @unchecked Sendable {
   // order, and sends what this one would have (their last value read is one: `makeTracked`).
   @inline(never)
   private func passOn() {
-    var successor: Member?
-    switch state.withLock({ $0.membership }) {
-    case .attached(let member):
+    var (member, successor) = state.withLock { ($0.member, $0.successor) }
+    if let member {
       // Detached, not ended yet: the registry, which does both under its lock, knows.
       successor = member.chain.registry.member(at: member.objectID, keyPath: member.keyPath)
       if successor?.chain !== member.chain { successor = nil }
-    case .ended(let replacing):
-      successor = replacing
     }
     guard let successor, successor.chain.isActive, let source = successor.tracked, source !== self
     else { return }
