@@ -261,7 +261,7 @@ extension ChainCore {
       // Released meanwhile, by another thread: nothing is added, and the property keeps the
       // token, and so the membership, it had.
       probe?.undoInstall(in: object, storage: Bound<Target>.self)
-      member.tracked?.end(replacedBy: nil)
+      member.tracked?.end()
       report(member.error(.chainInactive))
       return
     case .chainReleased:

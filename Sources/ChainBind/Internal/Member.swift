@@ -184,11 +184,10 @@ final class Member: @unchecked Sendable {
   }
 
   // Registry lock held. Also unlinks the token, so that the object no longer reaches the member.
-  // `successor`: the member a join put in its place.
-  func markDetached(replacedBy successor: Member? = nil) {
+  func markDetached() {
     attached.store(false, ordering: .releasing)
     token?.detach(self)
-    tracked?.end(replacedBy: successor)
+    tracked?.end()
   }
 
   // Whether a change of the member goes to its chain: its role sends. A change made while it

@@ -79,15 +79,6 @@ final class Registry: Sendable {
     lookUp(object, keyPath, askingIfPlain: false, sharing: nil).member
   }
 
-  // The membership of `keyPath` under `id`, an object's identifier, without loading the object
-  // (a load keeps it alive for a moment: Docs/Semantics.md, "Lifetime"). It may be a dead
-  // object's, or another object's at its address.
-  func member(at id: ObjectIdentifier, keyPath: AnyKeyPath) -> Member? {
-    withGarbage(of: id, pruningTouched: false) { tables, _ in
-      tables.membership(at: id, keyPath: keyPath)
-    }
-  }
-
   // What the registry knows before a member of `(object, keyPath)` is added.
   struct Lookup {
     // The property's membership.
@@ -387,7 +378,7 @@ extension Registry {
         if let token = member.token, token === existing.token {
           token.handOver(from: existing, to: member)
         }
-        end(existing, garbage: &garbage, replacedBy: existing === replaced ? member : nil)
+        end(existing, garbage: &garbage)
         if existing === replaced {
           // Replaced in its own chain: what waited for it goes (the new member waits anew).
           let waited = chain.withLock { held in
@@ -481,12 +472,9 @@ extension Registry {
 
     // A membership ends: out of the table (unless taken out already), unlinked from its token
     // and its observed properties, and released by the caller after unlocking.
-    private mutating func end(
-      _ member: Member, garbage: inout Garbage, isInTable: Bool = true,
-      replacedBy successor: Member? = nil
-    ) {
+    private mutating func end(_ member: Member, garbage: inout Garbage, isInTable: Bool = true) {
       if isInTable { memberships.remove(member) }
-      member.markDetached(replacedBy: successor)
+      member.markDetached()
       garbage.release(member)
       memberEnded(member, garbage: &garbage)
     }
@@ -539,18 +527,12 @@ extension Registry {
       of object: AnyObject, keyPath: AnyKeyPath, garbage: inout Garbage
     ) -> Member? {
       removeStale(of: object, garbage: &garbage)
-      return membership(at: ObjectIdentifier(object), keyPath: keyPath)
-    }
-
-    // The membership of `keyPath` under an object's identifier, found without loading any
-    // object: it may be a dead object's, at an address a new object took.
-    func membership(at id: ObjectIdentifier, keyPath: AnyKeyPath) -> Member? {
       // Past a few memberships of the object, hashes first: an object bound through thousands of
       // key paths (a subscript per cell) then compares a few, not all (Docs/Semantics.md,
       // "Lifetime").
       var compared = 0
       var hash: Int?
-      return memberships.first(of: id) { member in
+      return memberships.first(of: ObjectIdentifier(object)) { member in
         compared += 1
         guard compared > Self.comparedDirectly else { return member.keyPath == keyPath }
         let wanted = hash ?? keyPath.hashValue
@@ -593,9 +575,6 @@ struct RegistryReference: Sendable {
   var activeChainCount: Int { reference.with { $0.activeChainCount } }
   func member(of object: AnyObject, keyPath: AnyKeyPath) -> Member? {
     reference.with { $0.member(of: object, keyPath: keyPath) }
-  }
-  func member(at id: ObjectIdentifier, keyPath: AnyKeyPath) -> Member? {
-    reference.with { $0.member(at: id, keyPath: keyPath) }
   }
   func lookUp(
     _ object: AnyObject, _ keyPath: AnyKeyPath, askingIfPlain: Bool, askingIfControl: Bool = false,

@@ -141,9 +141,6 @@ final class TrackedSource: @unchecked Sendable {
     // Cleared when the membership ends (a notification under way may outlive it). Not weak: a
     // weak reference gives the member a side table, which slows every retain of it.
     var member: Member?
-    // The member a join put in place of this one, when it ended: a notification under way then
-    // passes its change on to it (`passOn`).
-    var successor: Member?
     #if os(Linux)
       // The last watch that fired and re-read: kept armed until a read that began after its
       // firing has armed its own, so that a change made meanwhile fires it again
@@ -195,7 +192,7 @@ final class TrackedSource: @unchecked Sendable {
   // `leafValue`; sends the value when it differs from the last one and `sending` is true, as the
   // result of the work the read is when `asResult` (`sendRead`). False when the member's object
   // is gone. Shared by the members a join puts in place of this one (`makeTracked`).
-  private let reread:
+  fileprivate let reread:
     (
       TrackedSource, Member, _ sending: Bool, _ collecting: Bool, _ leafValue: UnsafeRawPointer?,
       _ asResult: Bool
@@ -253,17 +250,6 @@ final class TrackedSource: @unchecked Sendable {
     self.readsObservable = readsObservable
     self.sendsFirstRead = sendsFirstRead
     self.reread = reread
-  }
-
-  // For a member a join puts in place of the one `previous` observes for (`makeTracked`).
-  convenience init(
-    member: Member, readsObservable: Bool, isBoundPath: Bool, sendsFirstRead: Bool,
-    ownToken: BoundToken?, objectToken: BoundToken?, sharing previous: TrackedSource
-  ) {
-    self.init(
-      member: member, readsObservable: readsObservable, isBoundPath: isBoundPath,
-      sendsFirstRead: sendsFirstRead, ownToken: ownToken, objectToken: objectToken,
-      reread: previous.reread)
   }
 
   // Runs `read`, the member's key path, observing every @Bound property and every property of an
@@ -457,10 +443,9 @@ final class TrackedSource: @unchecked Sendable {
 
   // The membership ended: stop observing. Registry lock held; takes token locks only.
   // The member is released by the registry's caller, after unlocking: the registry still holds it.
-  func end(replacedBy successor: Member?) {
+  func end() {
     state.withLock { state in
       state.member = nil
-      state.successor = successor
       for dependency in state.dependencies {
         dependency.with { $0.removeObserver(self) }
       }
@@ -471,7 +456,7 @@ final class TrackedSource: @unchecked Sendable {
   // One of the observed properties was set, on this thread: `token`'s, when the caller knows,
   // and to the value at `value` when it is no member (`BoundToken.setAsNoMember`).
   func dependencyChanged(_ token: BoundToken? = nil, setTo value: UnsafeRawPointer? = nil) {
-    guard let member, member.isAttached else { return passOn() }
+    guard let member, member.isAttached else { return }
     // In a batch on this thread: re-read once, when it ends (Batch.swift); but the chain's own
     // write of the member, on this thread, is read back when it returns (`reread`).
     if openBatches.load(ordering: .relaxed) > 0, let batch = Batch.openHere,
@@ -513,22 +498,6 @@ final class TrackedSource: @unchecked Sendable {
     isSendingRead = asResult
     send(nil, value, member)
     isSendingRead = wasSending
-  }
-
-  // A change reached this source after its membership ended, on its way or while its re-read
-  // waited: when a join replaced the member in its chain, the new member reads, in the chain's
-  // order, and sends what this one would have (their last value read is one: `makeTracked`).
-  @inline(never)
-  private func passOn() {
-    var (member, successor) = state.withLock { ($0.member, $0.successor) }
-    if let member {
-      // Detached, not ended yet: the registry, which does both under its lock, knows.
-      successor = member.chain.registry.member(at: member.objectID, keyPath: member.keyPath)
-      if successor?.chain !== member.chain { successor = nil }
-    }
-    guard let successor, successor.chain.isActive, let source = successor.tracked, source !== self
-    else { return }
-    successor.chain.serialize(toActor: true) { source.read(successor, sending: true) }
   }
 
   // `token` set to the value at `value`, when known (`dependencyChanged`).
@@ -661,7 +630,7 @@ final class TrackedSource: @unchecked Sendable {
     _ member: Member, sending: Bool, collecting: Bool = true, leafValue: UnsafeRawPointer? = nil,
     asResult: Bool = false
   ) {
-    guard member.isAttached else { return passOn() }
+    guard member.isAttached else { return }
     let sending = sending && syncState.load(ordering: .acquiring) == SyncState.done
     if !reread(self, member, sending, collecting, leafValue, asResult) {
       // The member's own object is gone: so is its membership (Docs/Semantics.md, "Lifetime").
@@ -837,13 +806,15 @@ extension ChainCore {
     ownToken: BoundToken?, objectToken: BoundToken?, replacing previous: TrackedSource?
   ) {
     // A join: the property's last value read stays the one its replaced member read, not what
-    // binding read, so that a change the replaced member had yet to send (its re-read on its way,
-    // or never made while its own first read waited) is sent, and one it sent is not sent again.
+    // binding read, so that a change the replaced member had yet to send (its re-read on its way
+    // or dropped with it, or never made while its own first read waited) is sent, and one it sent
+    // is not sent again. A set the replaced member was told of is stored before this member's
+    // first read, which comes after the join.
     if let previous {
       member.tracked = TrackedSource(
         member: member, readsObservable: watch != nil, isBoundPath: isBoundPath,
         sendsFirstRead: previous.sendsFirstRead, ownToken: ownToken, objectToken: objectToken,
-        sharing: previous)
+        reread: previous.reread)
       return
     }
     // Cast here, not by the caller: naming `Target?` there made every binding look up its
