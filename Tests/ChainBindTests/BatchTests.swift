@@ -61,6 +61,25 @@ private final class Scoreboard {
     chain.unbind()
   }
 
+  // A member added in the batch gets the chain's value as its initial sync, at once; the
+  // members already there are written when the batch ends.
+  @Test func aMemberAddedInTheBatchGetsTheValueAtOnce() {
+    let model = Model(int: 1)
+    let label = Display()
+    let added = Display()
+    let chain = Bind.inout(model, \.int).out(label, \.number)
+    var seen: [Int] = []
+    Bind.batch {
+      model.int = 2
+      chain.out(added, \.number)
+      seen = [label.number, added.number]
+    }
+    #expect(seen == [1, 2])
+    #expect(label.number == 2)
+    #expect(added.number == 2)
+    chain.unbind()
+  }
+
   @Test func chainsDeliverInTheOrderTheyWereFirstChanged() {
     let first = Model()
     let second = Model()
