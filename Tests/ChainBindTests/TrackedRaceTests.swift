@@ -583,31 +583,38 @@ private final class Gauge: @unchecked Sendable {
   var value = 0
 }
 
-@Suite("Tracked sources: an @Observable property set while it is bound")
-struct ObservableBindRaceTests {
-  enum Binding: CaseIterable { case newChain, join }
+enum ObservableBinding: CaseIterable { case newChain, join }
+
+// In the schedule points' suite: one scheduler is installed at a time, by that suite's tests.
+extension InterleavingTests {
 
   // Another thread sets the property once the binding's read has armed Observation's watch, and
   // before the binding asks whether it did: the set fires the watch, which Observation lets go.
   // The property is observable all the same: no `.notObservable`, and the chain gets the set.
-  @Test(arguments: Binding.allCases)
-  func aSetRightAfterTheReadIsNoError(_ binding: Binding) {
+  @Test(
+    "an @Observable property set right after a binding's read: no error, and the chain gets it",
+    arguments: ObservableBinding.allCases)
+  func aSetRightAfterTheReadIsNoError(_ binding: ObservableBinding) {
     let gauge = Gauge()
     let label = Plain()
     let log = ErrorLog()
     let existing: Chain<Int>? =
       binding == .join ? Bind.inout(gauge, \.value).onError(log.handler).out(label, \.int) : nil
     let binder = currentThreadNumber()
-    let held = LockedBox(false)
+    // In a box emptied once used: the scheduler is kept for good, and the gauge must not be.
+    let setting = LockedBox<Gauge?>(gauge)
     let chain = Bind.withSchedulePoints({
-      guard currentThreadNumber() == binder, !held.withLock({ $0 }) else { return }
-      held.withLock { $0 = true }
-      startThread { gauge.value = 1 }.wait()
+      guard currentThreadNumber() == binder,
+        let target = setting.withLock({ box in
+          defer { box = nil }; return box
+        })
+      else { return }
+      startThread { target.value = 1 }.wait()
     }) {
       existing?.in(gauge, \.value)
         ?? Bind.in(gauge, \.value).onError(log.handler).out(label, \.int)
     }
-    #expect(held.withLock { $0 })
+    #expect(setting.withLock { $0 } == nil)
     #expect(waitUntilIdle(chain))
     #expect(log.errors.map(\.description) == [])
     #expect(label.int == 1)
