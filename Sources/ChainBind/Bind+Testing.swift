@@ -120,14 +120,20 @@ extension Bind {
   ///     thread to deliver, Docs/Semantics.md, "Fair delivery") waits for ``runHeldRelays()``
   ///     instead of running on a thread of its own; nil: none does. Other tests' threads must
   ///     answer false, or their relays wait for this test.
+  ///   - underLock: Called at a membership's end, between its chain's (when it was the last
+  ///     sender) and its own, on a thread that holds a lock of the registry meanwhile: a thread
+  ///     it waits for must not need that lock first. A scheduler that lets one thread at a time
+  ///     go on leaves it nil.
   ///   - body: The code during which the scheduler is installed.
   /// - Returns: What `body` returns.
   @_spi(Testing)
   public static func withSchedulePoints<Result>(
     _ scheduler: @escaping @Sendable () -> Void,
-    holdingRelays holdsRelay: (@Sendable () -> Bool)? = nil, _ body: () -> Result
+    holdingRelays holdsRelay: (@Sendable () -> Bool)? = nil,
+    underLock: (@Sendable () -> Void)? = nil, _ body: () -> Result
   ) -> Result {
-    SchedulePoint.install(SchedulePoint.Scheduler(scheduler))
+    SchedulePoint.install(
+      SchedulePoint.Scheduler(scheduler), underLock: underLock.map(SchedulePoint.Scheduler.init))
     openBatches.add(1, ordering: .relaxed)
     SchedulePoint.isInstalled.store(true, ordering: .releasing)
     Relay.hold(holdsRelay.map(Relay.Holder.init))
@@ -142,7 +148,7 @@ extension Bind {
 
 extension Bind {
   /// Runs, on this thread, the relays held while schedule points are installed
-  /// (``withSchedulePoints(_:_:)``), and those they start, until none is left.
+  /// (``withSchedulePoints(_:holdingRelays:underLock:_:)``), and those they start, until none is left.
   ///
   /// ```swift
   /// explorer.run(threads); Bind.runHeldRelays(); check()

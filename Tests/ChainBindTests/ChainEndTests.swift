@@ -373,3 +373,100 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
     #expect(most <= 2 * ScopedRegistry.shardCount)
   }
 }
+
+/// A view model whose computed property reads an object only it holds.
+///
+/// It has no `@Bound` property of its own, so a sweep finds its member dead by loading it. Its
+/// deinit runs `dying`.
+private final class Panel {
+  let parts = Sum()
+  let dying: @Sendable () -> Void
+  init(dying: @escaping @Sendable () -> Void) { self.dying = dying }
+  var total: Int { parts.a + parts.b }
+  deinit { dying() }
+}
+
+// In the schedule points' suite: one scheduler is installed at a time, by that suite's tests.
+extension InterleavingTests {
+  // A sweep on this thread ends the member of an object that dies on another thread, held in its
+  // deinit; the sweep stops where the membership's end is half done. The dying thread then
+  // finds the membership ended (the object's last `@Bound` properties tell it as they die): its
+  // chain has ended too, before the release returns. It had not, when the member was ended
+  // before its chain (ChainEndTests' two-thread churn: a few cycles in 100 000 under ASan).
+  @Test("a member a sweep ends while its object dies on another thread: its chain has ended")
+  func aSweptMembersChainHasEndedForTheDyingThread() {
+    enum Phase { case waiting, sweeping, sweepHeld, released }
+    let registry = ScopedRegistry()
+    let inDeinit = DispatchSemaphore(value: 0)
+    let resumeDeinit = DispatchSemaphore(value: 0)
+    let sweepGoesOn = DispatchSemaphore(value: 0)
+    let phase = LockedBox(Phase.waiting)
+    let sweeper = currentThreadNumber()
+    let dyingThread = LockedBox<UInt?>(nil)
+    // Boxes emptied once used: the scheduler is kept for good, and the chain must not be.
+    let target = LockedBox<Chain<Int>?>(nil)
+    let panel = LockedBox<Panel?>(nil)
+    let activeAfterRelease = LockedBox<Bool?>(nil)
+    let label = Plain()
+    Bind.withSchedulePoints(
+      {
+        // On the dying thread, before its dying tokens tell the member (no lock held): once the
+        // chain has ended, the sweep may finish the member's end.
+        guard let chain = target.withLock({ $0 }),
+          currentThreadNumber() == dyingThread.withLock({ $0 }), !chain.isActive,
+          phase.withLock({ $0 }) == .sweepHeld
+        else { return }
+        phase.withLock { $0 = .released }
+        sweepGoesOn.signal()
+      },
+      underLock: {
+        // The panel's member is being ended by this thread's sweep, whose lock it holds.
+        guard let chain = target.withLock({ $0 }), currentThreadNumber() == sweeper,
+          phase.withLock({ $0 }) == .sweeping, chain.membersSweptByObject < 2
+        else { return }
+        phase.withLock { $0 = .sweepHeld }
+        resumeDeinit.signal()
+        _ = sweepGoesOn.wait(timeout: .now() + 30)
+      }
+    ) {
+      registry.withScope {
+        panel.withLock {
+          $0 = Panel {
+            inDeinit.signal()
+            _ = resumeDeinit.wait(timeout: .now() + 30)
+          }
+        }
+        let chain = Bind.in(panel.withLock { $0! }, \.total).out(label, \.int)
+        #expect(chain.membersSweptByObject == 2)
+        target.withLock { $0 = chain }
+        let dying = startThread {
+          dyingThread.withLock { $0 = currentThreadNumber() }
+          var released = panel.withLock { box in
+            defer { box = nil }
+            return box
+          }
+          released = nil
+          activeAfterRelease.withLock { $0 = chain.isActive }
+          sweepGoesOn.signal()
+          withExtendedLifetime(released) {}
+        }
+        // A guard, not a synchronisation: a deinit never reached fails the test.
+        #expect(inDeinit.wait(timeout: .now() + 30) == .success)
+        phase.withLock { $0 = .sweeping }
+        let other = Model()
+        let plain = Plain()
+        var operations = 0
+        while phase.withLock({ $0 }) == .sweeping && operations <= 64 * ScopedRegistry.shardCount {
+          Bind.in(other, \.int).out(plain, \.int).unbind()
+          operations += 1
+        }
+        #expect(phase.withLock { $0 } != .sweeping, "no sweep reached the dying panel's member")
+        resumeDeinit.signal()
+        #expect(dying.wait(timeout: .now() + 30) == .success)
+        target.withLock { $0 = nil }
+      }
+    }
+    #expect(activeAfterRelease.withLock { $0 } == false)
+    #expect(registry.activeChainCount == 0)
+  }
+}

@@ -21,26 +21,39 @@ enum SchedulePoint {
   }
 
   static let isInstalled = Atomic<Bool>(false)
-  // The installed box's address (0: none), read without a lock: every change of every thread
+  // The installed boxes' addresses (0: none), read without a lock: every change of every thread
   // reaches a point while a scheduler is installed. Boxes are kept for good (a few per test
   // process), so a thread that loaded one just before it was replaced still calls a live one.
   private static let installed = Atomic<UInt>(0)
+  // For the points reached under a registry lock, which a scheduler that lets one thread at a
+  // time go on would deadlock at: only tests that ask for them.
+  private static let installedUnderLock = Atomic<UInt>(0)
   private static let everInstalled = Locked<[Scheduler]>([])
 
   @usableFromInline
   @inline(never)
-  static func reach() {
+  static func reach() { run(installed) }
+
+  // A point reached with a registry lock held.
+  @inline(never)
+  static func reachUnderLock() { run(installedUnderLock) }
+
+  private static func run(_ scheduler: borrowing Atomic<UInt>) {
     guard isInstalled.load(ordering: .acquiring),
-      let address = UnsafeRawPointer(bitPattern: installed.load(ordering: .acquiring))
+      let address = UnsafeRawPointer(bitPattern: scheduler.load(ordering: .acquiring))
     else { return }
     Unretained<Scheduler>(address: address).with { $0.run() }
   }
 
-  // Installs `scheduler`, or removes the one installed (nil).
-  static func install(_ scheduler: Scheduler?) {
-    if let scheduler { everInstalled.withLock { $0.append(scheduler) } }
-    let address = scheduler.map { UInt(bitPattern: Unretained($0).address) } ?? 0
-    installed.store(address, ordering: .releasing)
+  // Installs the schedulers, or removes those installed (nil).
+  static func install(_ scheduler: Scheduler?, underLock: Scheduler? = nil) {
+    everInstalled.withLock { $0 += [scheduler, underLock].compactMap { $0 } }
+    installed.store(address(of: scheduler), ordering: .releasing)
+    installedUnderLock.store(address(of: underLock), ordering: .releasing)
+  }
+
+  private static func address(of scheduler: Scheduler?) -> UInt {
+    scheduler.map { UInt(bitPattern: Unretained($0).address) } ?? 0
   }
 }
 

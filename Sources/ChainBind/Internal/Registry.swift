@@ -454,11 +454,14 @@ extension Registry {
       for member in gone { detach(member, garbage: &garbage) }
     }
 
+    // The chain first: a thread that finds the member ended (`TrackedSource.endIfObjectGone`,
+    // without this lock) finds its chain ended too, if it was its last sender.
     mutating func detach(_ member: Member, garbage: inout Garbage, isInTable: Bool = true) {
       guard member.isAttached else { return }
       if member.chain.isTraced { garbage.release(TraceNote.removed(member, movingAway: false)) }
-      end(member, garbage: &garbage, isInTable: isInTable)
       removeFromChain(member, garbage: &garbage)
+      SchedulePoint.reachUnderLock()
+      end(member, garbage: &garbage, isInTable: isInTable)
     }
 
     // Every membership of `object` (Docs/Semantics.md, "Lifetime": O(members of the chains it

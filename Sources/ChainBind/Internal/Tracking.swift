@@ -701,6 +701,7 @@ final class TrackedSource: @unchecked Sendable {
   // Something the member observed went with its object: when the member's own object is gone
   // too, so is the membership (Docs/Semantics.md, "Lifetime").
   func endIfObjectGone() {
+    // None: the membership ended, after its chain (`Registry.Tables.detach`).
     guard let member else { return }
     // Not skipped when it looks detached: a sweep on another thread may be ending it, and the
     // registry's lock waits for that, so that its chain has ended when this returns.
