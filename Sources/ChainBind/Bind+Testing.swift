@@ -46,11 +46,11 @@ extension Chain {
   public var attachedMemberCount: Int { core.snapshotMembers().count }
 
   /// How many of its members a registry's sweep finds dead only by loading their objects: those
-  /// with no token of their own object that ends them with it.
+  /// whose end no token of their own object, nor a control's events, reports.
   @_spi(Testing)
   public var membersSweptByObject: Int {
     core.snapshotMembers().filter {
-      $0.isAttached && !$0.hasToken && !$0.endsWithItsObject(orUnread: true)
+      $0.isAttached && !$0.isEndedByItsObject && !$0.endsWithItsObject(orUnread: true)
     }.count
   }
 

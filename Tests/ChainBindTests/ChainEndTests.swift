@@ -57,6 +57,7 @@ private final class Switching {
 /// Members, by whether a registry's sweep must load their objects to see them die.
 enum SweptKind: String, CaseIterable, CustomTestStringConvertible {
   case bound, nestedPath, computed, computedOverAnotherObject, observable, plainTarget
+  case control, controlTarget
 
   var testDescription: String { rawValue }
 
@@ -87,6 +88,17 @@ enum SweptKind: String, CaseIterable, CustomTestStringConvertible {
       let label = Plain()
       return withExtendedLifetime((model, label)) {
         Bind.in(model, \.int).out(label, \.int).membersSweptByObject
+      }
+    case .control:
+      let field = TextField()
+      return withExtendedLifetime(field) {
+        Bind.in(field, \.text, on: .editingChanged).membersSweptByObject
+      }
+    case .controlTarget:
+      let model = Model()
+      let field = TextField()
+      return withExtendedLifetime((model, field)) {
+        Bind.in(model, \.string).out(field, \.text).membersSweptByObject
       }
     }
   }
@@ -238,6 +250,27 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
         }
       }
       return chain?.isActive != false
+    }
+    #expect(lingering == 0)
+    #expect(registry.activeChainCount == 0)
+  }
+
+  // A control's events end its membership in its deinit: no sweep on the other thread loads
+  // it, which would keep it alive a moment after its last reference went, and end its chain
+  // there, later.
+  @Test("a control released while another thread binds dies at once, and its chain with it")
+  func controlsEndAtOnceOnTwoThreads() {
+    let registry = ScopedRegistry()
+    let lingering = cyclesLeavingSomething(onTwoThreadsIn: registry, cycles: 20_000) { _ in
+      let label = Plain()
+      weak var weakField: TextField?
+      var chain: Chain<String>?
+      do {
+        let field = TextField()
+        weakField = field
+        chain = Bind.in(field, \.text, on: .editingChanged).out(label, \.string)
+      }
+      return weakField != nil || chain?.isActive != false
     }
     #expect(lingering == 0)
     #expect(registry.activeChainCount == 0)

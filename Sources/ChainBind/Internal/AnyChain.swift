@@ -543,8 +543,8 @@ class AnyChain: @unchecked Sendable {
   // left, so that n members are added in O(n) in all; its deliveries and the registry's sweeps
   // still prune the dead ones they find.
   func pruneDeadMembers(amortized: Bool = false) {
-    // Members with a token are removed by it when their object dies: a chain with no other
-    // member is not searched (no weak loads, no copy of the member list).
+    // Members with a token or a control are removed when their object dies: a chain with no
+    // other member is not searched (no weak loads, no copy of the member list).
     let members = withLock { held -> MemberList? in
       let members = held.members
       if members.count > Self.alwaysSearched {
@@ -552,12 +552,14 @@ class AnyChain: @unchecked Sendable {
         if amortized && members.count < 2 * extras.membersAfterSearch { return nil }
         extras.membersAfterSearch = members.count
       }
-      return members.contains { !$0.hasToken } ? members : nil
+      return members.contains { !$0.isEndedByItsObject } ? members : nil
     }
     guard let members else { return }
     var gone: [Member] = []
     for member in members
-    where !member.hasToken && !member.endsWithItsObject(orUnread: false) && member.object == nil {
+    where !member.isEndedByItsObject && !member.endsWithItsObject(orUnread: false)
+      && member.object == nil
+    {
       gone.append(member)
     }
     // Each removal lowers the count the next search waits for (`remove`).

@@ -253,6 +253,10 @@ extension ChainCore {
         receivesFirstValue: member.role.receives && !isHead, ownToken: probe.inheritedToken,
         objectToken: probe.objectToken, replacing: previous?.tracked)
     }
+    // Its events end the membership in its deinit (`subscribe` or `trackControl` below).
+    var endsWithControl = isControl == true
+    if case .control = source { endsWithControl = true }
+    if endsWithControl, case .plain = member.source { member.source = .control }
     switch registry.attach(
       member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)
     {

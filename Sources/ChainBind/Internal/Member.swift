@@ -20,6 +20,8 @@ enum MemberSource {
   // Unretained: see `Member.token`.
   case token(Unretained<BoundToken>)
   case tracked(TrackedSource)
+  // A property of a control: the control's events end the membership in its deinit.
+  case control
 }
 
 // One membership: a property of an object in a chain. Not generic: what depends on the types is
@@ -150,6 +152,15 @@ final class Member: @unchecked Sendable {
   var hasToken: Bool {
     guard case .token = source else { return false }
     return true
+  }
+
+  // Whether the object's death ends the membership (a token in its storage, or its control's
+  // events): nothing need load the object to see it die, which would keep it alive meanwhile.
+  var isEndedByItsObject: Bool {
+    switch source {
+    case .token, .control: true
+    case .plain, .tracked: false
+    }
   }
 
   // A tracked member that observes a token of its own object: its end is seen without a weak

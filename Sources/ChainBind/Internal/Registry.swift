@@ -440,14 +440,15 @@ extension Registry {
     }
 
     // Ends the memberships, in the next `Registry.sweepStride` slots, whose objects are gone and
-    // that nothing else ends (no token; not a tracked member that ends with its object's token);
-    // not `attached`, the member just attached. A live object loaded goes to the caller, to be
-    // released after unlocking, where its deinit may run; its member is not retained past the
-    // lock, so a chain that ends meanwhile releases its closures at once.
+    // that nothing else ends (no token nor control; not a tracked member that ends with its
+    // object's token); not `attached`, the member just attached. A live object loaded goes to
+    // the caller, to be released after unlocking, where its deinit may run; its member is not
+    // retained past the lock, so a chain that ends meanwhile releases its closures at once.
     mutating func sweep(garbage: inout Garbage, sparing attached: Member? = nil) {
       var gone: [Member] = []
       memberships.sweep(Registry.sweepStride) { member in
-        guard !member.hasToken, member !== attached, !member.endsWithItsObject(orUnread: true)
+        guard !member.isEndedByItsObject, member !== attached,
+          !member.endsWithItsObject(orUnread: true)
         else { return }
         if let object = member.object { garbage.release(object) } else { gone.append(member) }
       }
