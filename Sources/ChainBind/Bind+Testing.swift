@@ -104,7 +104,8 @@ extension Bind {
   /// The points: a change on its way into a chain, before the chain's lock (or, made off the
   /// chain's actor, before it is queued for the actor); work for a delivery; a new member's
   /// initial sync; a dying `@Bound` property's token, before it tells the tracked members that
-  /// read the property; on whichever thread reaches them. One scheduler at a time: not nested,
+  /// read the property, and each such member once it stopped observing the token; on whichever
+  /// thread reaches them. One scheduler at a time: not nested,
   /// not concurrently.
   ///
   /// A test's scheduler lets one thread at a time go on from these points (and from points of

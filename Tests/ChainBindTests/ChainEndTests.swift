@@ -419,8 +419,63 @@ private final class Panel {
   deinit { dying() }
 }
 
+/// A computed property over one `@Bound` property of its own object: its one token is the one
+/// that tells the member its object is gone.
+private final class Doubled {
+  @Bound var a = 1
+  var twice: Int { a * 2 }
+}
+
+/// Notes the thread its deinit runs on.
+private final class Witness: Sendable {
+  let diedOn: LockedBox<UInt?>
+  init(diedOn: LockedBox<UInt?>) { self.diedOn = diedOn }
+  deinit { diedOn.withLock { $0 = currentThreadNumber() } }
+}
+
 // In the schedule points' suite: one scheduler is installed at a time, by that suite's tests.
 extension InterleavingTests {
+  // At every schedule point of the thread releasing a computed source's object, another thread
+  // sweeps the whole registry. The member ends with its object's token, on the releasing
+  // thread, and so does its chain, whose sink goes there too: no sweep finds the member dead
+  // between the token's end and the member's. It did once the member stopped observing the
+  // token (an outside client's two-thread churn: a sink alive right after, 1 cycle in 20 000).
+  @Test("a source's object released while another thread sweeps: its chain ends on its thread")
+  func aSourceEndsOnItsThreadWhileAnotherSweeps() {
+    let registry = ScopedRegistry()
+    let releaser = currentThreadNumber()
+    let sinkDiedOn = LockedBox<UInt?>(nil)
+    let sweeps = LockedBox(0)
+    let label = Plain()
+    var doubled: Doubled? = Doubled()
+    let chain = registry.withScope {
+      let witness = Witness(diedOn: sinkDiedOn)
+      return Bind.in(doubled!, \.twice).out(label, \.int).out(key: "w") { [witness] _ in
+        _ = witness
+      }
+    }
+    #expect(chain.membersSweptByObject == 1)  // the label only
+    Bind.withSchedulePoints({
+      guard currentThreadNumber() == releaser else { return }
+      sweeps.withLock { $0 += 1 }
+      startThread {
+        registry.withScope {
+          let other = Model()
+          let plain = Plain()
+          for _ in 0..<(16 * ScopedRegistry.shardCount) {
+            Bind.in(other, \.int).out(plain, \.int).unbind()
+          }
+        }
+      }.wait()
+    }) {
+      doubled = nil
+    }
+    #expect(sweeps.withLock { $0 } >= 2)
+    #expect(!chain.isActive)
+    #expect(sinkDiedOn.withLock { $0 } == releaser)
+    #expect(registry.activeChainCount == 0)
+  }
+
   // A sweep on this thread ends the member of an object that dies on another thread, held in its
   // deinit; the sweep stops where the membership's end is half done. The dying thread then
   // finds the membership ended (the object's last `@Bound` properties tell it as they die): its

@@ -677,11 +677,16 @@ final class TrackedSource: @unchecked Sendable {
   // own, the membership ends with it (Docs/Semantics.md, "Lifetime").
   func tokenEnded(_ token: BoundToken) {
     let address = UInt(bitPattern: Unretained(token).address)
+    // The member's own object is dying: its membership ends here first. Once the member no
+    // longer looks like one that ends with its object, a sweep on another thread may end it,
+    // and release its chain's sinks there, a moment later.
+    if objectToken.load(ordering: .relaxed) == address { endIfObjectGone() }
     _ = ownToken.compareExchange(expected: address, desired: 0, ordering: .relaxed)
     _ = objectToken.compareExchange(expected: address, desired: 0, ordering: .relaxed)
     state.withLock { state in state.dependencies.removeAll { $0.refers(to: token) } }
     observationsMoved.store(true, ordering: .releasing)
     collector.addressesMislead.store(true, ordering: .releasing)
+    SchedulePoint.reach()
     endIfObjectGone()
   }
 
