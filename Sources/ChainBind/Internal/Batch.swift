@@ -32,15 +32,22 @@ enum SchedulePoint {
 
   @usableFromInline
   @inline(never)
-  static func reach() { run(installed) }
-
-  // A point reached with a registry lock held.
-  @inline(never)
-  static func reachUnderLock() { run(installedUnderLock) }
-
-  private static func run(_ scheduler: borrowing Atomic<UInt>) {
+  static func reach() {
     guard isInstalled.load(ordering: .acquiring),
-      let address = UnsafeRawPointer(bitPattern: scheduler.load(ordering: .acquiring))
+      let address = UnsafeRawPointer(bitPattern: installed.load(ordering: .acquiring))
+    else { return }
+    Unretained<Scheduler>(address: address).with { $0.run() }
+  }
+
+  // A point reached with a registry lock held; only its check inline, on every unbind.
+  @inline(__always)
+  static func reachUnderLock() {
+    if _slowPath(isInstalled.load(ordering: .relaxed)) { runUnderLock() }
+  }
+
+  @inline(never)
+  private static func runUnderLock() {
+    guard let address = UnsafeRawPointer(bitPattern: installedUnderLock.load(ordering: .acquiring))
     else { return }
     Unretained<Scheduler>(address: address).with { $0.run() }
   }

@@ -256,7 +256,7 @@ extension ChainCore {
     // Its events end the membership in its deinit (`subscribe` or `trackControl` below).
     var endsWithControl = isControl == true
     if case .control = source { endsWithControl = true }
-    if endsWithControl, case .plain = member.source { member.source = .control }
+    if endsWithControl, case .plain = member.source { member.kind = .control }
     switch registry.attach(
       member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)
     {
@@ -336,7 +336,7 @@ extension ChainCore {
       },
       send: nil)
     let member = Member(object: owner, access: access, chain: self, role: .out)
-    member.isSink = true
+    member.kind = .sink
     // Not called by deliveries until its first call, made in the delivery's order: a sink added
     // while another thread delivers sees the changes in order (Docs/Semantics.md, "Sinks").
     member.pendingChanges.store(1, ordering: .relaxed)

@@ -20,8 +20,6 @@ enum MemberSource {
   // Unretained: see `Member.token`.
   case token(Unretained<BoundToken>)
   case tracked(TrackedSource)
-  // A property of a control: the control's events end the membership in its deinit.
-  case control
 }
 
 // One membership: a property of an object in a chain. Not generic: what depends on the types is
@@ -76,9 +74,18 @@ final class Member: @unchecked Sendable {
   @inlinable var echoHeld: Bool { writeState == 2 }
   func holdEcho() { writeState = 3 }
   @usableFromInline let attached = Atomic<Bool>(true)
-  // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
-  // are written, and not counted as a member. Set before the member is published.
-  @usableFromInline @exclusivity(unchecked) var isSink = false
+  // Set before the member is published.
+  @usableFromInline @exclusivity(unchecked) var kind = Kind.property
+  @usableFromInline
+  enum Kind: UInt8 {
+    case property
+    // A property of a control, whose events end the membership in its deinit.
+    case control
+    // An owned sink (`out(owner, key:)`): a membership of its owner, called after the members
+    // are written, and not counted as a member.
+    case sink
+  }
+  @inlinable var isSink: Bool { kind == .sink }
   // Set on the actor when the member's change was found to be made there, so that delivering it
   // does not ask again; cleared by that delivery.
   @usableFromInline @exclusivity(unchecked) var isAdmittedHere = false
@@ -157,10 +164,8 @@ final class Member: @unchecked Sendable {
   // Whether the object's death ends the membership (a token in its storage, or its control's
   // events): nothing need load the object to see it die, which would keep it alive meanwhile.
   var isEndedByItsObject: Bool {
-    switch source {
-    case .token, .control: true
-    case .plain, .tracked: false
-    }
+    if case .token = source { return true }
+    return kind == .control
   }
 
   // A tracked member that observes a token of its own object: its end is seen without a weak
