@@ -1,6 +1,7 @@
 /// The entry points of ChainBind: start chains, unbind, and inspect the registry.
 ///
-/// A chain starts from a head property with ``inout(_:_:isolation:)`` or ``in(_:_:isolation:)``; its value type is
+/// A chain starts from a head property with ``inout(_:_:isolation:)`` or
+/// ``in(_:_:isolation:)-(_,()->ReferenceWritableKeyPath<Object,Value>,_)``; its value type is
 /// the head's type and its current value the head's value. Members, filters and sinks are then
 /// added with the methods of ``Chain``.
 ///
@@ -45,16 +46,49 @@ public enum Bind {
 
   /// Starts a chain from a property that only sends, or joins the chain it is in.
   ///
-  /// The chain takes the property's value as its current value but never writes the property
-  /// (except to revert a change a filter rejected, when the key path is writable).
+  /// The chain takes the property's value as its current value but never writes the property,
+  /// except to revert a change a filter rejected.
   ///
   /// ```swift
   /// Bind.in(sensor, \.reading).out(label, \.text)
   /// ```
   ///
+  /// Swift picks this form when the key path is writable where you call it. For a read-only one
+  /// (a computed property, or a `private(set)` one outside its type) it picks the form that never
+  /// writes the property, not even to revert.
+  ///
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  /// - Returns: The chain.
+  @inlinable
+  @inline(__always)
+  @discardableResult
+  public static func `in`<Object: AnyObject, Value>(
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>,
+    isolation: isolated (any Actor)? = #isolation
+  ) -> Chain<Value> {
+    Chain(
+      core: ChainCore.makeHead(
+        object, keyPath(), role: .in, source: .property,
+        isolation: isolation, thunks: .writable(keyPath)))
+  }
+
+  /// Starts a chain from a read-only property, or joins the chain it is in.
+  ///
+  /// A computed property, or a `private(set)` one outside its type: the chain takes its value as
+  /// the chain's current value and never writes it. A change a filter rejects is not reverted:
+  /// the property keeps it, and the chain its last accepted value.
+  ///
+  /// ```swift
+  /// Bind.in(form, \.canLogIn).out(button, \.isEnabled)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, which should read `@Bound` or `@Observable` properties.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: The chain.
@@ -104,13 +138,45 @@ public enum Bind {
 
   /// Starts a chain from a control's property that only sends, when the control sends `event`.
   ///
+  /// The chain writes the property only to revert a change a filter rejected.
+  ///
   /// ```swift
   /// Bind.in(searchField, \.text, on: .editingChanged).out(key: "search") { query in search(query) }
   /// ```
   ///
   /// - Parameters:
   ///   - control: The control. The chain never retains it.
-  ///   - keyPath: The control's property.
+  ///   - keyPath: The control's property, writable where you call this.
+  ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  /// - Returns: The chain.
+  @inlinable
+  @inline(__always)
+  @discardableResult
+  public static func `in`<Control: ControlEventSource, Value>(
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
+  ) -> Chain<Value> {
+    Chain(
+      core: ChainCore.makeHead(
+        control, keyPath(), role: .in, source: .subscribing(control, event),
+        isolation: isolation, thunks: .writable(keyPath, isControl: true)))
+  }
+
+  /// Starts a chain from a control's read-only property that sends when the control sends
+  /// `event`.
+  ///
+  /// The chain never writes the property, not even to revert a change a filter rejected.
+  ///
+  /// ```swift
+  /// Bind.in(picker, \.selectedTitle, on: .valueChanged).out(label, \.text)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property, read-only where you call this.
   ///   - event: The event after which the chain reads the property.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).

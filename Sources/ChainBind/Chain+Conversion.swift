@@ -72,13 +72,47 @@ extension Chain where Value: BindConvertible {
 
   /// Adds a member of another convertible type that only sends, converted into the chain's type.
   ///
+  /// It is written, converted, only to revert a rejected change of its own.
+  ///
   /// ```swift
   /// Bind.inout(model, \.count).in(form, \.countText)   // "12" -> 12
   /// ```
   ///
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
-  ///   - keyPath: The property, which should be `@Bound`.
+  ///   - keyPath: The property, which should be `@Bound`, writable where you call this.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @inlinable
+  @inline(__always)
+  @discardableResult
+  public func `in`<Object: AnyObject, Target: BindConvertible>(
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Target>,
+    isolation: isolated (any Actor)? = #isolation
+  ) -> Chain {
+    core.add(
+      object, keyPath(), role: .in, source: .property,
+      isolation: isolation,
+      thunks: .writable(
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
+        conversion: .automatic))
+    return self
+  }
+
+  /// Adds a read-only property of another convertible type that sends, converted into the
+  /// chain's type.
+  ///
+  /// It is never written, not even to revert a rejected change of its own.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.count).in(form, \.itemCountText)   // a computed "12" -> 12
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, read-only where you call this.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
@@ -93,9 +127,7 @@ extension Chain where Value: BindConvertible {
     core.add(
       object, keyPath(), role: .in, source: .property,
       isolation: isolation,
-      thunks: .readable(
-        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
-        conversion: .automatic))
+      thunks: .readable(keyPath, back: { Convert.automatic($0) }, conversion: .automatic))
     return self
   }
 
@@ -133,13 +165,50 @@ extension Chain where Value: BindConvertible {
 
   /// Adds a control's property of another convertible type that only sends, on `event`.
   ///
+  /// It is written, converted, only to revert a rejected change of its own.
+  ///
   /// ```swift
   /// Bind.inout(model, \.count).in(field, \.text, on: .editingDidEnd)
   /// ```
   ///
   /// - Parameters:
   ///   - control: The control. The chain never retains it.
-  ///   - keyPath: The control's property, of any ``BindConvertible`` type.
+  ///   - keyPath: The control's property, of any ``BindConvertible`` type, writable where you
+  ///     call this.
+  ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  /// - Returns: This chain.
+  @_disfavoredOverload
+  @inlinable
+  @inline(__always)
+  @discardableResult
+  public func `in`<Control: ControlEventSource, Target: BindConvertible>(
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Target>,
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
+  ) -> Chain {
+    core.add(
+      control, keyPath(), role: .in, source: .subscribing(control, event),
+      isolation: isolation,
+      thunks: .writable(
+        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
+        isControl: true, conversion: .automatic))
+    return self
+  }
+
+  /// Adds a control's read-only property of another convertible type that sends, on `event`.
+  ///
+  /// It is never written, not even to revert a rejected change of its own.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.count).in(stepper, \.valueText, on: .valueChanged)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property, of any ``BindConvertible`` type, read-only where you
+  ///     call this.
   ///   - event: The event after which the chain reads the property.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).
@@ -157,8 +226,7 @@ extension Chain where Value: BindConvertible {
       control, keyPath(), role: .in, source: .subscribing(control, event),
       isolation: isolation,
       thunks: .readable(
-        keyPath, convert: { Convert.automatic($0) }, back: { Convert.automatic($0) },
-        isControl: true, conversion: .automatic))
+        keyPath, back: { Convert.automatic($0) }, isControl: true, conversion: .automatic))
     return self
   }
 }
@@ -227,13 +295,47 @@ extension Chain where Value == Bool {
 
   /// Adds a Boolean member that only sends, negated when `negated` is `true`.
   ///
+  /// It is written, negated, only to revert a rejected change of its own.
+  ///
   /// ```swift
   /// Bind.inout(player, \.isPlaying).in(pauseState, \.isPaused, negated: true)
   /// ```
   ///
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
-  ///   - keyPath: The Boolean property, which should be `@Bound`.
+  ///   - keyPath: The Boolean property, which should be `@Bound`, writable where you call this.
+  ///   - negated: Whether to send `!value`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  /// - Returns: This chain.
+  @inlinable
+  @inline(__always)
+  @discardableResult
+  public func `in`<Object: AnyObject>(
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Bool>,
+    negated: Bool,
+    isolation: isolated (any Actor)? = #isolation
+  ) -> Chain {
+    core.add(
+      object, keyPath(), role: .in, source: .property,
+      isolation: isolation,
+      thunks: .writable(
+        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        conversion: negated ? .negated : .notNegated))
+    return self
+  }
+
+  /// Adds a read-only Boolean property that sends, negated when `negated` is `true`.
+  ///
+  /// It is never written, not even to revert a rejected change of its own.
+  ///
+  /// ```swift
+  /// Bind.inout(form, \.isLocked).in(session, \.isSignedIn, negated: true)   // a computed Bool
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The Boolean property, read-only where you call this.
   ///   - negated: Whether to send `!value`.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).
@@ -249,7 +351,7 @@ extension Chain where Value == Bool {
       object, keyPath(), role: .in, source: .property,
       isolation: isolation,
       thunks: .readable(
-        keyPath, convert: Convert.negating(negated), back: Convert.negatingBack(negated),
+        keyPath, back: Convert.negatingBack(negated),
         conversion: negated ? .negated : .notNegated))
     return self
   }

@@ -106,16 +106,48 @@ public struct Chain<Value>: Sendable {
 
   /// Adds a member that only sends.
   ///
-  /// It is never written (except to revert a rejected change of its own, when its key path is
-  /// writable).
+  /// It is written only to revert a rejected change of its own.
   ///
   /// ```swift
   /// Bind.inout(model, \.total).in(cart, \.total)
   /// ```
   ///
+  /// Swift picks this form when the key path is writable where you call it. For a read-only one
+  /// (a computed property, or a `private(set)` one outside its type) it picks the form that never
+  /// writes the property, not even to revert.
+  ///
   /// - Parameters:
   ///   - object: The object that owns the property. The chain never retains it.
   ///   - keyPath: The property, which should be `@Bound`.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  /// - Returns: This chain.
+  @inlinable
+  @inline(__always)
+  @discardableResult
+  public func `in`<Object: AnyObject>(
+    _ object: Object, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Object, Value>,
+    isolation: isolated (any Actor)? = #isolation
+  ) -> Chain {
+    core.add(
+      object, keyPath(), role: .in, source: .property,
+      isolation: isolation, thunks: .writable(keyPath))
+    return self
+  }
+
+  /// Adds a read-only property as a member that sends.
+  ///
+  /// A computed property, or a `private(set)` one outside its type: it is never written. A
+  /// change of its own that a filter rejects is not reverted: the property keeps it, and the
+  /// chain its last accepted value.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.canSave).in(form, \.isValid)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - object: The object that owns the property. The chain never retains it.
+  ///   - keyPath: The property, which should read `@Bound` or `@Observable` properties.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).
   /// - Returns: This chain.
@@ -187,13 +219,45 @@ public struct Chain<Value>: Sendable {
 
   /// Adds a control's property that only sends, when the control sends `event`.
   ///
+  /// It is written only to revert a rejected change of its own.
+  ///
   /// ```swift
   /// Bind.inout(model, \.query).in(searchField, \.text, on: .editingChanged)
   /// ```
   ///
   /// - Parameters:
   ///   - control: The control. The chain never retains it.
-  ///   - keyPath: The control's property.
+  ///   - keyPath: The control's property, writable where you call this.
+  ///   - event: The event after which the chain reads the property.
+  ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
+  ///     actor's code isolates the chain to that actor (changes are delivered on it).
+  /// - Returns: This chain.
+  @inlinable
+  @inline(__always)
+  @discardableResult
+  public func `in`<Control: ControlEventSource>(
+    _ control: Control, _ keyPath: @autoclosure () -> ReferenceWritableKeyPath<Control, Value>,
+    on event: Control.Event,
+    isolation: isolated (any Actor)? = #isolation
+  ) -> Chain {
+    core.add(
+      control, keyPath(), role: .in, source: .subscribing(control, event),
+      isolation: isolation, thunks: .writable(keyPath, isControl: true)
+    )
+    return self
+  }
+
+  /// Adds a control's read-only property that sends when the control sends `event`.
+  ///
+  /// It is never written, not even to revert a rejected change of its own.
+  ///
+  /// ```swift
+  /// Bind.inout(model, \.choice).in(picker, \.selectedTitle, on: .valueChanged)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - control: The control. The chain never retains it.
+  ///   - keyPath: The control's property, read-only where you call this.
   ///   - event: The event after which the chain reads the property.
   ///   - isolation: The caller's actor, passed by Swift; leave it out. Adding from an
   ///     actor's code isolates the chain to that actor (changes are delivered on it).
@@ -301,7 +365,7 @@ public struct Chain<Value>: Sendable {
   ) -> Chain {
     core.add(
       object, keyPath(), role: .in, source: .property,
-      isolation: isolation, thunks: .readable(keyPath, convert: nil, back: back))
+      isolation: isolation, thunks: .readable(keyPath, back: back))
     return self
   }
 
@@ -366,7 +430,7 @@ public struct Chain<Value>: Sendable {
   ) -> Chain {
     core.add(
       control, keyPath(), role: .in, source: .subscribing(control, event),
-      isolation: isolation, thunks: .readable(keyPath, convert: nil, back: back, isControl: true))
+      isolation: isolation, thunks: .readable(keyPath, back: back, isControl: true))
     return self
   }
 

@@ -1,4 +1,5 @@
 import ChainBind
+import Observation
 import Testing
 
 // Docs/Semantics.md, "Filters": filters run first, on the change's value in the chain's type. If
@@ -17,6 +18,27 @@ private final class FilterReadOnlyDial: ControlEventSource {
     storage = newValue
     controlEvents.send(.turned)
   }
+}
+
+/// Properties only the gauge sets: their key paths are read-only outside it, though at run time
+/// such a key path casts to a writable one.
+private final class Gauge {
+  @Bound private(set) var level = 0
+  @Bound var setting = 0
+  @Bound private(set) var isIdle = true
+  @Bound var isIdleSetting = true
+
+  func report(_ value: Int) { level = value }
+
+  func report(idle: Bool) { isIdle = idle }
+}
+
+@Observable
+private final class ObservedGauge {
+  private(set) var level = 0
+  var setting = 0
+
+  func report(_ value: Int) { level = value }
 }
 
 @Suite struct FilterTests {
@@ -173,6 +195,83 @@ private final class FilterReadOnlyDial: ControlEventSource {
       #expect(model.int == 7)
       #expect(label.int == 7)
       #expect(received == [1, 7])
+    }
+
+    /// How a gauge's property is bound `in`, and whether it is written where it is bound.
+    enum GaugeShape: String, CaseIterable, CustomTestStringConvertible {
+      case startedFrom, added, addedConverted, addedNegated, observableStartedFrom
+      var testDescription: String { rawValue }
+    }
+
+    // "When its key path is writable" is told where the member is added: a `private(set)`
+    // property is not written by a chain that cannot write it, not even to revert.
+    @Test(arguments: GaugeShape.allCases, [false, true])
+    func aRejectedChangeIsRevertedOnlyThroughAKeyPathWritableWhereBound(
+      shape: GaugeShape, writable: Bool
+    ) {
+      let gauge = Gauge()
+      let observed = ObservedGauge()
+      let head = Model()
+      let late = Plain()
+      var rejected: [String] = []
+      // Each shape: a change the filter accepts, one it rejects, and what the property holds.
+      let accept: () -> Void
+      let reject: () -> Void
+      let held: () -> String
+      let addLate: () -> Void
+      switch shape {
+      case .startedFrom, .added:
+        let chain =
+          shape == .startedFrom
+          ? (writable ? Bind.in(gauge, \.setting) : Bind.in(gauge, \.level))
+          : Bind.inout(head, \.int)
+        if shape == .added {
+          _ = writable ? chain.in(gauge, \.setting) : chain.in(gauge, \.level)
+        }
+        chain.filter { $0 < 10 }.onReject { rejected.append(String($0)) }
+        addLate = { chain.out(late, \.int) }
+      case .addedConverted:
+        let chain = Bind.inout(head, \.string)
+        _ = writable ? chain.in(gauge, \.setting) : chain.in(gauge, \.level)
+        chain.filter { (Int($0) ?? 0) < 10 }.onReject { rejected.append($0) }
+        addLate = { chain.out(late, \.int) }
+      case .addedNegated:
+        let chain = Bind.inout(head, \.bool)
+        _ =
+          writable
+          ? chain.in(gauge, \.isIdleSetting, negated: true)
+          : chain.in(gauge, \.isIdle, negated: true)
+        chain.filter { !$0 }.onReject { rejected.append(String($0)) }
+        addLate = { chain.out(late, \.int, convert: { $0 ? 1 : 3 }) }
+      case .observableStartedFrom:
+        let chain = writable ? Bind.in(observed, \.setting) : Bind.in(observed, \.level)
+        chain.filter { $0 < 10 }.onReject { rejected.append(String($0)) }
+        addLate = { chain.out(late, \.int) }
+      }
+      switch shape {
+      case .addedNegated:
+        accept = { writable ? (gauge.isIdleSetting = true) : gauge.report(idle: true) }
+        reject = { writable ? (gauge.isIdleSetting = false) : gauge.report(idle: false) }
+        held = { String(writable ? gauge.isIdleSetting : gauge.isIdle) }
+      case .observableStartedFrom:
+        accept = { writable ? (observed.setting = 3) : observed.report(3) }
+        reject = { writable ? (observed.setting = 20) : observed.report(20) }
+        held = { String(writable ? observed.setting : observed.level) }
+      default:
+        accept = { writable ? (gauge.setting = 3) : gauge.report(3) }
+        reject = { writable ? (gauge.setting = 20) : gauge.report(20) }
+        held = { String(writable ? gauge.setting : gauge.level) }
+      }
+
+      accept()
+      reject()
+
+      // The property's values accepted and rejected; the chain's value rejected.
+      let (acceptedSet, rejectedSet) = shape == .addedNegated ? ("true", "false") : ("3", "20")
+      #expect(rejected == [shape == .addedNegated ? "true" : "20"])
+      #expect(held() == (writable ? acceptedSet : rejectedSet))
+      addLate()
+      #expect(late.int == 3, "the chain keeps its last accepted value")
     }
 
     @Test func anAcceptedChangeAfterARejectionPropagates() {

@@ -66,21 +66,17 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
       recipe: conversion.map { .init($0, isWritable: true, isControl: isControl) })
   }
 
-  // A member bound through a read-only key path: it sends, and is written only to revert a
-  // change a filter rejected, when the key path turns out to be writable.
+  // A member bound through a key path read-only where it was added: it sends and is never
+  // written, not even to revert a change a filter rejected. Not told at run time: a key path
+  // to a `private(set)` property casts to a writable one.
   @inlinable
   @inline(__always)
   static func readable(
-    _ keyPath: () -> KeyPath<Object, Target>, convert: ((Value) -> Target?)?,
-    back: @escaping (Target) -> Value?, isControl: Bool = false,
-    conversion: MemberThunksRecipe.Conversion? = nil
+    _ keyPath: () -> KeyPath<Object, Target>, back: @escaping (Target) -> Value?,
+    isControl: Bool = false, conversion: MemberThunksRecipe.Conversion? = nil
   ) -> Self {
-    let writable = keyPath() as? ReferenceWritableKeyPath<Object, Target>
-    return Self(
-      read: getter(keyPath()),
-      write: writable.flatMap { keyPath in
-        convert.map { writer(keyPath, $0, isControl: isControl) }
-      },
+    Self(
+      read: getter(keyPath()), write: nil,
       send: isControl ? reader(keyPath(), back) : sender(back),
       isSharedKeyPath: keyPath() === keyPath(),
       recipe: conversion.map { .init($0, isWritable: false, isControl: isControl) })
@@ -225,9 +221,8 @@ extension MemberThunks where Target == Value {
   @inlinable
   @inline(__always)
   static func readable(_ keyPath: () -> KeyPath<Object, Value>, isControl: Bool = false) -> Self {
-    let writable = keyPath() as? ReferenceWritableKeyPath<Object, Value>
-    return Self(
-      read: getter(keyPath()), write: writable.map { writer($0, isControl: isControl) },
+    Self(
+      read: getter(keyPath()), write: nil,
       send: isControl ? reader(keyPath()) : sender, isSharedKeyPath: keyPath() === keyPath(),
       recipe: MemberThunksRecipe(.same, isWritable: false, isControl: isControl))
   }
