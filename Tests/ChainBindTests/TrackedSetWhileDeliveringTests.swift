@@ -111,3 +111,88 @@ private struct Pair: @unchecked Sendable {
     chain.unbind()
   }
 }
+
+// A member whose getter or `==` (user code a write runs before it stores) holds the delivering
+// thread while another thread sets the member: that set is newer than the value being written.
+private final class Total: @unchecked Sendable {
+  let getterHook = Hook<Int>()
+  @Bound var base = 0
+  var value: Int {
+    get {
+      getterHook(0)
+      return base
+    }
+    set { base = newValue }
+  }
+}
+
+private struct Reading: Equatable, Sendable {
+  static let equalityHook = Hook<Int>()
+  var value: Int
+  static func == (lhs: Reading, rhs: Reading) -> Bool {
+    equalityHook(0)
+    return lhs.value == rhs.value
+  }
+}
+
+private final class Meter: @unchecked Sendable {
+  @Bound var reading = Reading(value: 0)
+}
+
+/// Where the write of the member holds: a computed property's getter, or a flat member's `==`.
+enum HeldWriteKind: String, CaseIterable, Sendable {
+  case computedGetter, flatEquality
+}
+
+extension TrackedSetWhileDeliveringTests {
+  // Docs/Semantics.md, "Threading": a change of the member's own that waits is not written
+  // over, also when it arrives while the write compares (its getter, `==`). Also when it sets
+  // the value the member last sent (0): the chain still takes it.
+  @Test(arguments: HeldWriteKind.allCases, [7, 0])
+  func aSetMadeWhileTheWriteComparesIsNotWrittenOver(_ kind: HeldWriteKind, setTo set: Int) {
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let holdOnce: @Sendable (Int) -> Void = { _ in
+      entered.signal()
+      proceed.wait()
+    }
+    let calls = Calls()
+    switch kind {
+    case .computedGetter:
+      let head = Flat()
+      let total = Total()
+      let chain = Bind.inout(head, \.value).inout(total, \.value)
+        .out(key: "log") { calls.record($0) }
+      total.getterHook.set(holdOnce)
+      let done = startThread { head.value = 1 }
+      entered.wait()  // the write of `total` reads it, to compare
+      total.getterHook.set(nil)
+      total.value = set
+      proceed.signal()
+      done.wait()
+      #expect(waitUntilIdle(chain))
+      #expect(chain.currentValue == set)
+      #expect(head.value == set)
+      #expect(total.value == set)
+      chain.unbind()
+    case .flatEquality:
+      let head = Meter()
+      let meter = Meter()
+      let chain = Bind.inout(head, \.reading).inout(meter, \.reading)
+        .out(key: "log") { calls.record($0.value) }
+      Reading.equalityHook.set(holdOnce)
+      let done = startThread { head.reading = Reading(value: 1) }
+      entered.wait()  // the write of `meter` compares its value
+      Reading.equalityHook.set(nil)
+      meter.reading = Reading(value: set)
+      proceed.signal()
+      done.wait()
+      #expect(waitUntilIdle(chain))
+      #expect(chain.currentValue.value == set)
+      #expect(head.reading.value == set)
+      #expect(meter.reading.value == set)
+      chain.unbind()
+    }
+    #expect(calls.values == [0, 1, set])
+  }
+}

@@ -137,6 +137,7 @@ final class Member: @unchecked Sendable {
   var send: SendThunk? { access.send }
 
   @inlinable var isAttached: Bool { attached.load(ordering: .acquiring) }
+  @inlinable var pendingChangeCount: Int32 { pendingChanges.load(ordering: .relaxed) }
   // Attached, with no change of its own and no initial sync waiting: a delivery may write it.
   // A waiting change is newer than the value being delivered, and is delivered next.
   @inlinable var takesDelivery: Bool {
@@ -213,8 +214,22 @@ final class Member: @unchecked Sendable {
   @inlinable var isSending: Bool { role.sends }
 
   // Whether a write may go ahead: conversions, `==` and getters are user code, and may have
-  // unbound this member or released its chain.
-  @inlinable var canWrite: Bool { isAttached && chain.isActive }
+  // unbound this member or released its chain, or let another thread set it: a change of its
+  // own then waits (`pendingChanges` grew since `pending`), newer than what the write holds.
+  @inlinable func canWrite(since pending: Int32) -> Bool {
+    guard isAttached && chain.isActive else { return false }
+    guard _slowPath(pendingChangeCount > pending) else { return true }
+    setWhileCompared()
+    return false
+  }
+
+  // Not written over: a tracked member's re-read then sends what it reads even when it is the
+  // last value read (the set may have restored it), so that the chain takes it. Not for the
+  // initial sync written off the delivery, whose end looks for sets itself (`syncState`).
+  @usableFromInline
+  func setWhileCompared() {
+    if !isSyncedHere { tracked?.sendNextRead() }
+  }
 
   var label: MemberLabel { access.label }
 

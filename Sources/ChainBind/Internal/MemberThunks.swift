@@ -130,12 +130,15 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
     _ value: inout Target, at keyPath: ReferenceWritableKeyPath<Object, Target>,
     in object: Object, _ member: Member, isControl: Bool
   ) {
+    // Before the getter and `==`, user code: a change of the member's own made meanwhile (by
+    // another thread) is newer than `value`, and is delivered after it (`Member.canWrite`).
+    let pending = member.pendingChangeCount
     var current = object[keyPath: keyPath]
     if bindIsEqual(&current, &value) {
       if _slowPath(member.chain.isTraced) { member.chain.noteWrite(TracedWrite.skipped) }
       return
     }
-    guard member.canWrite else { return }
+    guard member.canWrite(since: pending) else { return }
     if _slowPath(member.chain.isTraced) { member.chain.traceWriting(member) }
     member.isWriting = true
     object[keyPath: keyPath] = value

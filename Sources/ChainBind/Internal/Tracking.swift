@@ -646,6 +646,9 @@ final class TrackedSource: @unchecked Sendable {
     if let work = queuedReread(member) { member.chain.queueWork(work) }
   }
 
+  // The next read sends what it reads (`Member.setWhileCompared`). In the delivery.
+  func sendNextRead() { sendsAnyway = true }
+
   // Whether this read sends what it reads anyway; the reads nested in it compare.
   func takeSendsAnyway() -> Bool {
     defer { sendsAnyway = false }
