@@ -234,7 +234,7 @@ public enum Bind {
   /// - Parameter code: The chain's code.
   /// - Complexity: O(*m*), where *m* is the number of the chain's members.
   public static func unbind(_ code: ChainCode) {
-    if let chain = code.chain { chain.registry.release(chain) }
+    if let chain = code.chain { chain.registry.release(chain, as: .unbound) }
   }
 
   /// The number of chains alive in the process.

@@ -34,7 +34,7 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     /// The change was dropped; the chain keeps its value and the member keeps what it holds.
     case backConversionFailed(value: String, from: String, to: String)
     /// The chain had already ended (it was unbound, or its last sending member is gone), so
-    /// nothing was added to it.
+    /// nothing was added to it. The error's description says how it ended.
     case chainInactive
     /// The chain's head could not be bound (the error reported before this one says why), so
     /// the chain was never active, and nothing was added to it.
@@ -65,8 +65,7 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
         return "cannot convert \(value) (\(from)) to \(to);"
           + " the change was dropped and the member keeps its value"
       case .chainInactive:
-        return
-          "the chain is no longer active (unbound, or its last sending member is gone); nothing was added"
+        return "the chain is no longer active; nothing was added"
       case .headNotBound:
         return "the chain never became active: its head could not be bound (see the error"
           + " reported for it); nothing was added"
@@ -87,7 +86,8 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
   public let member: String
   /// What went wrong.
   public let cause: Cause
-  // What ChainBind did about it, when the cause alone does not tell (`notObservable`).
+  // What ChainBind did about it, when the cause alone does not tell (`notObservable`); for
+  // `chainInactive`, how the chain ended (`ChainEnd`).
   let outcome: String?
 
   /// Creates an error report.
@@ -109,7 +109,13 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
 
   /// One line naming chain, member and cause, and what ChainBind did about it.
   public var description: String {
-    onOneLine(
-      "ChainBind: chain \(chain), member \(member): \(cause)\(outcome.map { "; \($0)" } ?? "")")
+    let what =
+      switch (cause, outcome) {
+      case (.chainInactive, let ended?):
+        "the chain is no longer active (\(ended)); nothing was added"
+      case (_, let outcome?): "\(cause); \(outcome)"
+      case (_, nil): cause.description
+      }
+    return onOneLine("ChainBind: chain \(chain), member \(member): \(what)")
   }
 }

@@ -70,7 +70,7 @@ public struct Chain<Value>: Sendable {
   ///
   /// - Complexity: O(*m*), where *m* is the number of the chain's members.
   public func unbind() {
-    core.registry.release(core)
+    core.registry.release(core, as: .unbound)
   }
 
   // MARK: Members of the chain's type

@@ -81,14 +81,42 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect(!text.contains("unbound"))
     }
 
-    @Test func addingToAnUnboundChainSaysItWasUnbound() {
-      let model = Model()
-      let target = Plain()
+    /// How a chain ends.
+    enum Ending: String, CaseIterable, CustomTestStringConvertible {
+      case unbind, unbindByCode, senderDeallocated, senderUnbound, senderMoved
+      var testDescription: String { rawValue }
+    }
+
+    // The description says how the chain ended: unbound, or its last sender gone.
+    @Test(arguments: Ending.allCases)
+    func anAdditionToAnEndedChainSaysHowItEnded(_ ending: Ending) {
       let log = ErrorLog()
-      let chain = Bind.in(model, \.int).onError(log.handler)
-      chain.unbind()
-      chain.out(target, \.int)
+      let model = Model()
+      let other = Model()
+      let chain: Chain<Int>
+      if ending == .senderDeallocated {
+        let dying = Model()
+        chain = Bind.inout(dying, \.int).onError(log.handler)
+      } else {
+        chain = Bind.inout(model, \.int).onError(log.handler)
+      }
+      switch ending {
+      case .unbind: chain.unbind()
+      case .unbindByCode: Bind.unbind(chain.code)
+      case .senderDeallocated: break
+      case .senderUnbound: Bind.unbind(model)
+      case .senderMoved: Bind.inout(other, \.int).inout(model, \.int)
+      }
+      #expect(!chain.isActive)
+
+      chain.out(Plain(), \.int)
+
       #expect(log.errors.map(\.cause) == [.chainInactive])
+      let text = log.errors.first?.description ?? ""
+      let unbound = ending == .unbind || ending == .unbindByCode
+      #expect(text.contains(unbound ? "(it was unbound)" : "(its last sending member is gone)"))
+      #expect(text.contains("no longer active") && text.contains("nothing was added"))
+      Bind.unbind(other)
     }
 
     @Test func anAdditionToAnUnboundChainNamesTheBoundPropertyItWasFor() {
@@ -108,19 +136,6 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect(plain.string == "x")
       #expect(next.memberCount == 2)
       next.unbind()
-    }
-
-    // Ended because its last sender is gone, not unbound: the description says both.
-    @Test func anAdditionToAChainWhoseSenderIsGoneSaysWhyItEnded() {
-      let log = ErrorLog()
-      var chain: Chain<Int>?
-      do {
-        let model = Model()
-        chain = Bind.inout(model, \.int).onError(log.handler)
-      }
-      chain?.out(Plain(), \.int)
-      #expect(log.errors.map(\.cause) == [.chainInactive])
-      #expect(log.errors.first?.description.contains("its last sending member is gone") == true)
     }
 
     @Test func boundAndControlSendersReportNothing() {

@@ -830,8 +830,8 @@ struct IsolationEdgeTests {
     var first: Holder? = Holder()
     weak let weakFirst = first
     let chain = Bind.in(download, \.progress)
-    let errors = LockedBox<[BindingError.Cause]>([])
-    chain.onError { error in errors.withLock { $0.append(error.cause) } }
+    let errors = LockedBox<[BindingError]>([])
+    chain.onError { error in errors.withLock { $0.append(error) } }
     let firstCalls = Deliveries<Double>()
     await first?.addSink(to: chain, firstCalls)  // isolates the chain to `first`
     first = nil
@@ -839,7 +839,9 @@ struct IsolationEdgeTests {
     let secondCalls = Deliveries<Double>()
     await Holder().addSink(to: chain, secondCalls)
     #expect(secondCalls.values.isEmpty)
-    #expect(errors.withLock { $0 } == [.chainInactive])
+    #expect(errors.withLock { $0.map(\.cause) } == [.chainInactive])
+    let text = errors.withLock { $0.first?.description } ?? ""
+    #expect(text.contains("(the actor it was isolated to is gone)"))
     #expect(!chain.isActive)
   }
 

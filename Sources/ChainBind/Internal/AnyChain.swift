@@ -54,7 +54,9 @@ class AnyChain: @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) final var _state = ChainState()
   // After the state, in its padding (off Apple platforms the lock is one byte).
   @usableFromInline let lock = ChainLock()
-  @usableFromInline let active = Atomic<Bool>(true)
+  // 0 while the chain is active; once it ended, how (`ChainEnd`), which an error about adding
+  // to it tells.
+  @usableFromInline let ended = Atomic<UInt8>(0)
   // A tracer is set (Tracing.swift): deliveries take the traced path. Set under `lock`.
   @usableFromInline let traced = Atomic<Bool>(false)
   // The chain's values are `String`s, which an event's line quotes (Tracing.swift).
@@ -172,7 +174,7 @@ class AnyChain: @unchecked Sendable {
     return result
   }
 
-  @inlinable final var isActive: Bool { active.load(ordering: .acquiring) }
+  @inlinable final var isActive: Bool { ended.load(ordering: .acquiring) == 0 }
 
   @inlinable final var isIsolated: Bool { isolationAddress.load(ordering: .relaxed) != 0 }
 
@@ -225,7 +227,7 @@ class AnyChain: @unchecked Sendable {
     if isolation.isActor(caller) { return true }
     if isolation.isActorGone {
       // Its actor, and what that actor isolated, is gone: so is the chain.
-      registry.release(self)
+      registry.release(self, as: .actorGone)
       report(BindingError(chain: code, member: member(), cause: .chainInactive))
       return false
     }
@@ -241,7 +243,7 @@ class AnyChain: @unchecked Sendable {
   final var isUsable: Bool {
     guard isActive else { return false }
     guard let isolation, isolation.isActorGone else { return true }
-    registry.release(self)
+    registry.release(self, as: .actorGone)
     return false
   }
 
@@ -388,8 +390,8 @@ class AnyChain: @unchecked Sendable {
     return true
   }
 
-  // Registry lock held.
-  func markInactive() { active.store(false, ordering: .releasing) }
+  // Under the chain's lock, once.
+  func markInactive(_ end: ChainEnd) { ended.store(end.rawValue, ordering: .releasing) }
 
   enum InsertOutcome {
     case inserted
@@ -517,10 +519,17 @@ class AnyChain: @unchecked Sendable {
     let (isCounted, handler) = withLock { held in
       (held.isCounted, held.extras?.errorHandler)
     }
-    // Never counted: released before its head joined, so nobody unbound it.
-    let error =
-      error.cause == .chainInactive && !isCounted
-      ? BindingError(chain: error.chain, member: error.member, cause: .headNotBound) : error
+    // Never counted: released before its head joined, so nobody unbound it. Otherwise an
+    // addition to an ended chain says how it ended.
+    var error = error
+    if error.cause == .chainInactive {
+      error =
+        isCounted
+        ? BindingError(
+          chain: error.chain, member: error.member, cause: .chainInactive,
+          outcome: ChainEnd(rawValue: ended.load(ordering: .acquiring))?.description)
+        : BindingError(chain: error.chain, member: error.member, cause: .headNotBound)
+    }
     guard let handler else {
       Bind.fallbackErrorHandler(error)
       return
@@ -582,5 +591,23 @@ class AnyChain: @unchecked Sendable {
   // Whether the chain has no member, dead ones included.
   var hasNoMembers: Bool {
     withLock { held in held.members.isEmpty }
+  }
+}
+
+// How a chain ended, for an error about adding to it (`AnyChain.ended`).
+enum ChainEnd: UInt8, CustomStringConvertible {
+  // `unbind()` on it, or `Bind.unbind` with its code.
+  case unbound = 1
+  // Its last sending member was unbound, moved or deallocated.
+  case lastSenderGone
+  // The actor it was isolated to is gone.
+  case actorGone
+
+  var description: String {
+    switch self {
+    case .unbound: "it was unbound"
+    case .lastSenderGone: "its last sending member is gone"
+    case .actorGone: "the actor it was isolated to is gone"
+    }
   }
 }

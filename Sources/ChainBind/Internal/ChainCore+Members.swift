@@ -50,13 +50,13 @@ extension ChainCore {
     _ = chain.admits(isolation, adding: chain.code.description)
     guard chain.mayTake(existing, from: isolation) else {
       probe?.undoInstall(in: object, storage: Bound<Value>.self)
-      registry.release(chain)
+      registry.release(chain, as: .lastSenderGone)
       return chain
     }
     chain.attach(
       object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
       access: head, isHead: true)
-    if chain.hasNoMembers { registry.release(chain) }
+    if chain.hasNoMembers { registry.release(chain, as: .lastSenderGone) }
     return chain
   }
 

@@ -166,7 +166,7 @@ final class ChainIsolation: @unchecked Sendable {
     case .actorGone:
       // The actor is gone, and with it what it isolated: the chain goes too. Nothing else is
       // queued: a batch not scheduled was drained.
-      chain.registry.release(chain)
+      chain.registry.release(chain, as: .actorGone)
       return false
     }
   }

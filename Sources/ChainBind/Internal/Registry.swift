@@ -188,9 +188,9 @@ final class Registry: Sendable {
   }
 
   // Releases `chain`, under no shard's lock: each of its members is ended in its own shard.
-  func release(_ chain: AnyChain) {
+  func release(_ chain: AnyChain, as end: ChainEnd) {
     var garbage = Garbage()
-    if let members = Tables.deactivate(chain, garbage: &garbage) {
+    if let members = Tables.deactivate(chain, as: end, garbage: &garbage) {
       for member in members where member.isAttached { garbage.endElsewhere(member) }
     }
     finish(garbage, in: Self.shard(of: ObjectIdentifier(chain)), pruningTouched: false)
@@ -498,7 +498,9 @@ extension Registry {
     // caller, which ends them in their own shards after unlocking (meanwhile they are still
     // attached, to a chain that is no longer active).
     mutating func release(_ chain: AnyChain, garbage: inout Garbage) {
-      guard let members = Self.deactivate(chain, garbage: &garbage) else { return }
+      guard let members = Self.deactivate(chain, as: .lastSenderGone, garbage: &garbage) else {
+        return
+      }
       for member in members where member.isAttached {
         if Registry.shard(of: member.objectID) == index {
           end(member, garbage: &garbage)
@@ -511,10 +513,12 @@ extension Registry {
     // Marks `chain` inactive and empties it, under its lock, which also counts chains
     // (`attach`): returns its members, or nil when it was released already. Any shard's lock
     // or none may be held.
-    static func deactivate(_ chain: AnyChain, garbage: inout Garbage) -> MemberList? {
+    static func deactivate(
+      _ chain: AnyChain, as end: ChainEnd, garbage: inout Garbage
+    ) -> MemberList? {
       let wasCounted = chain.withLock { held -> Bool? in
         guard chain.isActive else { return nil }
-        chain.markInactive()
+        chain.markInactive(end)
         return held.isCounted
       }
       guard let wasCounted else { return nil }
@@ -605,7 +609,9 @@ struct RegistryReference: Sendable {
   func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
     reference.with { $0.unbind(object, keyPath: keyPath) }
   }
-  func release(_ chain: AnyChain) { reference.with { $0.release(chain) } }
+  func release(_ chain: AnyChain, as end: ChainEnd) {
+    reference.with { $0.release(chain, as: end) }
+  }
 }
 
 // What a locked registry operation removed, released by the caller after unlocking.
