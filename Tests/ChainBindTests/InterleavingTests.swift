@@ -91,6 +91,49 @@ private final class HeldLevel: @unchecked Sendable {
   }
 }
 
+/// `level`, read by a getter that calls `hook` after the read.
+@Observable
+private final class HookedLevel: @unchecked Sendable {
+  var level = 0
+  @ObservationIgnored let hook = Hook<Int>()
+  var shown: Int {
+    let level = level
+    hook(level)
+    return level
+  }
+}
+
+/// Holds the first thread that asks, once armed, until resumed.
+private final class HeldOnce: Sendable {
+  private let isArmed = LockedBox(false)
+  private let reached = DispatchSemaphore(value: 0)
+  private let proceed = DispatchSemaphore(value: 0)
+
+  func arm() { isArmed.withLock { $0 = true } }
+
+  /// Whether this thread was held (and has been resumed).
+  func holds() -> Bool {
+    let holds = isArmed.withLock { armed in
+      defer { armed = false }
+      return armed
+    }
+    if holds {
+      reached.signal()
+      proceed.wait()
+    }
+    return holds
+  }
+
+  /// Waits, with a generous guard, for a thread to be held; records an issue if none is.
+  func waitReached() -> Bool {
+    let reached = reached.wait(timeout: .now() + 30) == .success
+    if !reached { Issue.record("no thread was held") }
+    return reached
+  }
+
+  func resume() { proceed.signal() }
+}
+
 private final class IntLabel: @unchecked Sendable {
   let explorer: Explorer
   var value = -1 {
@@ -675,5 +718,82 @@ extension InterleavingTests {
       )
     }
     expectExhaustive(explorer, outcome)
+  }
+
+  // A set while a second queued re-read reads, before its watch is armed. Thread A delivers the
+  // chain; this thread's set fires the watch of A's last read and queues a re-read, which A
+  // leaves to a relay (held, then run by thread R). R is held where that re-read begins while
+  // this thread sets again: the same watch fires, and a second re-read is queued. The first
+  // arms a watch; the second begins before that watch fired, and is held in the getter after
+  // reading: a set now fires only that older watch, and the second re-read's own watch is
+  // armed after it. The older watch must re-read.
+  @Test("an @Observable set while a second queued re-read reads: the member ends at it")
+  func observableSetWhileASecondQueuedRereadReads() {
+    let level = HookedLevel()
+    let sinkHold = HeldOnce()
+    let pointHold = HeldOnce()
+    let getterHold = HeldOnce()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(level, \.shown).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+      _ = sinkHold.holds()
+    }
+    let changer = LockedBox<UInt?>(nil)
+    let runner = LockedBox<UInt?>(nil)
+    Bind.withSchedulePoints(
+      {
+        if currentThreadNumber() == runner.withLock({ $0 }) { _ = pointHold.holds() }
+      },
+      holdingRelays: { currentThreadNumber() == changer.withLock { $0 } }
+    ) {
+      sinkHold.arm()
+      let a = startThread {
+        changer.withLock { $0 = currentThreadNumber() }
+        level.level = 1
+      }
+      guard sinkHold.waitReached() else { return }
+      level.level = 2  // queued: A delivers
+      sinkHold.resume()
+      #expect(a.wait(timeout: .now() + 30) == .success)
+      pointHold.arm()
+      let r = startThread {
+        runner.withLock { $0 = currentThreadNumber() }
+        Bind.runHeldRelays()
+      }
+      guard pointHold.waitReached() else { return }
+      level.level = 3  // fires the same watch: a second re-read is queued
+      let reads = LockedBox(0)
+      level.hook.set { _ in
+        let read = reads.withLock { count in
+          count += 1
+          return count
+        }
+        if read == 2 { _ = getterHold.holds() }
+      }
+      getterHold.arm()
+      pointHold.resume()
+      guard getterHold.waitReached() else { return }
+      level.level = 4  // stored before the held re-read's watch is armed
+      getterHold.resume()
+      #expect(r.wait(timeout: .now() + 30) == .success)
+    }
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 4)
+    #expect(seen.withLock { $0.last } == 4)
+    // The watches the race left armed do not multiply the reads: one that covered a re-read
+    // that waited may read once more, at the next set; each set after reads once.
+    let reads = LockedBox(0)
+    level.hook.set { _ in reads.withLock { $0 += 1 } }
+    level.level = 5
+    #expect(seen.withLock { $0.last } == 5)
+    #expect(reads.withLock { $0 } <= 2)
+    for next in 6...8 {
+      reads.withLock { $0 = 0 }
+      level.level = next
+      #expect(seen.withLock { $0.last } == next)
+      #expect(reads.withLock { $0 } == 1)
+    }
+    level.hook.set(nil)
+    chain.unbind()
   }
 }

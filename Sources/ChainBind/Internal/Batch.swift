@@ -190,7 +190,10 @@ final class Batch: @unchecked Sendable {
         // Written back only when another thread's delivery wrote it after its set.
         if !changed.isOriginOverwritten { changed.origin.clearOverwritten() }
         changed.deliver(changed.origin)
-      case .reread(let source): source.dependencyChanged()
+      case .reread(let source):
+        // Asked for during the batch: another thread may have read since.
+        source.coverLatestWatch()
+        source.dependencyChanged()
       }
     }
   }

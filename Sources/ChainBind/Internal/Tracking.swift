@@ -155,6 +155,9 @@ final class TrackedSource: @unchecked Sendable {
   let readGeneration = Atomic<Int>(0)
   // Counts the changes its watches saw coming, any read's (`ObservationTicket.willChange`).
   let observedChanges = Atomic<Int>(0)
+  // The read whose watch also re-reads when older (`ObservationTicket.fired`): the latest when
+  // a re-read that waited began (`coverLatestWatch`).
+  let coveredGeneration = Atomic<Int>(-1)
   // The address of the token of the member's own `@Bound` property, reached through a subclass
   // key path (`BoundProbe.inheritedToken`): every set of it is a change, and the read it starts
   // sends what it reads (`ownPropertySet`). 0 when none, or once it died (`tokenEnded`): a new
@@ -548,7 +551,10 @@ final class TrackedSource: @unchecked Sendable {
     }
     chain.serialize(
       toActor: toActor,
-      now: { rereadInDelivery(member, token, value, isDeliveringHere: $0) },
+      now: {
+        coverLatestWatch()
+        rereadInDelivery(member, token, value, isDeliveringHere: $0)
+      },
       later: { queuedReread(member) })
   }
 
@@ -570,6 +576,9 @@ final class TrackedSource: @unchecked Sendable {
       // (`noteSet`), and this read, after it, sees that.
       _ = self.isRereadQueued.exchange(false, ordering: .acquiringAndReleasing)
       member.pendingChanges.subtract(1, ordering: .relaxed)
+      // Where a test sets what the member reads before the read begins (InterleavingTests).
+      SchedulePoint.reach()
+      self.coverLatestWatch()
       self.reread(member, false)
     }
   }
@@ -644,6 +653,19 @@ final class TrackedSource: @unchecked Sendable {
   private func readAgainLater(_ member: Member) {
     readsAgain = false
     if let work = queuedReread(member) { member.chain.queueWork(work) }
+  }
+
+  // A re-read that waited begins: the latest read's watch covers it until it has armed its own.
+  // The re-read may have been asked for by a watch that fired before the latest read's was made
+  // (a second firing while that read was about to begin), and the latest read's watch may not
+  // have fired: a change made while this one reads, before its own watch is armed, fires only
+  // that watch, which re-reads then. Only waiting re-reads: when each read follows its watch's
+  // firing, older watches re-reading would multiply the reads.
+  func coverLatestWatch() {
+    coveredGeneration.store(
+      readGeneration.load(ordering: .relaxed), ordering: .sequentiallyConsistent)
+    // Ordered before the read's loads of what it reads: a set after it finds the store.
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
   }
 
   // The next read sends what it reads (`Member.setWhileCompared`). In the delivery.
@@ -966,8 +988,9 @@ final class ObservationTicket: @unchecked Sendable {
   }
 
   // The watch fired: the source to tell, when this ticket belongs to its latest read, or is
-  // one of an older read that still covers a later read (`rereadsWhenOlder`): that read may
-  // have read the property before the change, and its own watch be armed after it. Any other
+  // one of an older read that still covers a later read (`rereadsWhenOlder`, or the read
+  // before a re-read that waited, `TrackedSource.coverLatestWatch`): that read may have read
+  // the property before the change, and its own watch be armed after it. Any other
   // older read's watch only cancels itself: the latest read's watch, or its count of changes
   // (`TrackedSource.collect`), has the change.
   // `keeps`: it is kept armed (Linux, `TrackedSource.keep`); any other is cancelled, and ends.
@@ -986,7 +1009,10 @@ final class ObservationTicket: @unchecked Sendable {
         return (source, false)
       }
       let isLatest = source.readGeneration.load(ordering: .relaxed) == owner.generation
-      guard isLatest || owner.rereadsWhenOlder else {
+      guard
+        isLatest || owner.rereadsWhenOlder
+          || source.coveredGeneration.load(ordering: .sequentiallyConsistent) == owner.generation
+      else {
         owner.isEnded = true
         return (nil, false)
       }

@@ -96,9 +96,10 @@ final class Explorer: @unchecked Sendable {
     }
     let finished = LockedBox(Array(repeating: false, count: threads.count))
     // Joined before the run ends: nothing of one run (a thread, what its closures hold) is
-    // released while the next one runs.
+    // released while the next one runs. Not after a failed run: a thread may be stopped for good.
     var started: [WorkerThread] = []
-    defer { for thread in started { thread.join() } }
+    var failed = true
+    defer { if !failed { for thread in started { thread.join() } } }
     for (index, body) in threads.enumerated() {
       started.append(
         WorkerThread { [self] in
@@ -142,6 +143,7 @@ final class Explorer: @unchecked Sendable {
     guard step == picks.count else {
       return "ran \(step) steps where the same picks ran \(picks.count) before"
     }
+    failed = false
     return nil
   }
 }
