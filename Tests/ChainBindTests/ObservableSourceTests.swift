@@ -318,28 +318,155 @@ struct MixedSourceTests {
     chain.unbind()
   }
 
-  // Semantics.md, "Batches": a tracked member's change is found by its re-read at the batch's
-  // end, so it is filtered, and a rejected one reverted, then.
-  @Test("in a batch, an @Observable member's set is filtered when the batch ends")
-  func batchFiltersAnObservableSetAtItsEnd() {
+  // Semantics.md, "Batches": a flat `@Observable` property's set in a batch is read at once and
+  // filtered then, as a `@Bound` one's; the chain delivers when the batch ends.
+  @Test("in a batch, a flat @Observable member's set is filtered at once, delivered at the end")
+  func batchFiltersAFlatObservableSetAtOnce() {
     let settings = Settings()
     let slider = Knob()
-    var rejected: [Double] = []
+    let rejected = LockedBox<[Double]>([])
+    let delivered = LockedBox<[Double]>([])
     let chain = Bind.inout(settings, \.volume).out(slider, \.value)
       .filter { $0 <= 1 }
-      .onReject { rejected.append($0) }
+      .onReject { value in rejected.withLock { $0.append(value) } }
+      .out(key: "log") { value in delivered.withLock { $0.append(value) } }
     var seen: [Double] = []
+    let added = Knob()
     Bind.batch {
       settings.volume = 2
-      seen.append(settings.volume)
-      seen.append(Double(rejected.count))
+      seen += [settings.volume, Double(rejected.withLock { $0.count })]
+      settings.volume = 0.75
+      chain.out(added, \.value)  // gets the chain's value at once
+      seen += [slider.value, added.value, chain.currentValue]
+      settings.volume = 0.25
     }
-    #expect(seen == [2, 0])
-    #expect(rejected == [2])
-    #expect(settings.volume == 0.5)
-    #expect(slider.value == 0.5)
-    Bind.batch { settings.volume = 0.25 }
+    #expect(seen == [0.5, 1, 0.5, 0.75, 0.75])
+    #expect(rejected.withLock { $0 } == [2])
     #expect(slider.value == 0.25)
+    #expect(added.value == 0.25)
+    #expect(delivered.withLock { $0 } == [0.5, 0.25])
     chain.unbind()
   }
+
+  // The same in a chain isolated to the main actor, batched there.
+  @Test @MainActor func aMainActorChainFiltersAFlatObservableSetInABatchAtOnce() {
+    let settings = Settings()
+    var calls: [Double] = []
+    var rejected: [Double] = []
+    let chain = Bind.inout(settings, \.volume)
+      .filter { $0 <= 1 }
+      .onReject { rejected.append($0) }
+      .out(key: "log", initial: false) { calls.append($0) }
+    Bind.batch {
+      settings.volume = 2
+      #expect(settings.volume == 0.5)
+      #expect(rejected == [2])
+      settings.volume = 0.8
+      settings.volume = 0.9
+      #expect(calls.isEmpty)
+    }
+    #expect(calls == [0.9])
+    chain.unbind()
+  }
+
+  // A computed member is still read once, at the batch's end, whatever it reads.
+  @Test("in a batch, a computed member over @Observable properties is read once, at the end")
+  func batchReadsAComputedObservableMemberOnceAtTheEnd() {
+    let settings = Settings()
+    let slider = Knob()
+    let chain = Bind.in(settings, \.effectiveVolume).out(slider, \.value)
+    let writes = slider.writes
+    Bind.batch {
+      settings.volume = 0.9
+      settings.muted = true
+      settings.muted = false
+      #expect(slider.value == 0.5)
+    }
+    #expect(slider.value == 0.9)
+    #expect(slider.writes == writes + 1)
+    chain.unbind()
+  }
+
+  // A batch's set of a flat `@Observable` property while another thread delivers the chain
+  // (held in a sink): the change waits for the batch's end, as any change whose chain another
+  // thread delivers, and every member ends at the last value.
+  @Test("in a batch, a flat @Observable set while another thread delivers the chain: all agree")
+  func batchSetWhileAnotherThreadDelivers() {
+    let settings = SharedSettings()
+    let slider = SharedKnob()
+    let hold = LockedBox(false)
+    let reached = DispatchSemaphore(value: 0)
+    let resume = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(settings, \.volume).out(slider, \.value)
+      .out(key: "held") { _ in
+        let holds = hold.withLock { armed in
+          defer { armed = false }
+          return armed
+        }
+        if holds {
+          reached.signal()
+          resume.wait()
+        }
+      }
+    hold.withLock { $0 = true }
+    let other = startThread { settings.volume = 0.1 }
+    #expect(reached.wait(timeout: .now() + 30) == .success)
+    Bind.batch {
+      settings.volume = 0.3
+      #expect(slider.value == 0.1)
+      resume.signal()
+    }
+    #expect(other.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 0.3)
+    #expect(slider.value == 0.3)
+    chain.unbind()
+  }
+
+  // Another thread sets the property while a batch's read of it is held in a filter: the read
+  // ends at the older value and the newer one follows; every member ends at it.
+  @Test("a flat @Observable set while a batch's read of it is held in a filter: all agree")
+  func setWhileABatchedReadIsFiltered() {
+    let settings = SharedSettings()
+    let slider = SharedKnob()
+    let hold = LockedBox(false)
+    let reached = DispatchSemaphore(value: 0)
+    let resume = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(settings, \.volume).out(slider, \.value)
+      .filter { _ in
+        let holds = hold.withLock { armed in
+          defer { armed = false }
+          return armed
+        }
+        if holds {
+          reached.signal()
+          resume.wait()
+        }
+        return true
+      }
+    let batching = startThread {
+      Bind.batch {
+        hold.withLock { $0 = true }
+        settings.volume = 0.3
+      }
+    }
+    #expect(reached.wait(timeout: .now() + 30) == .success)
+    settings.volume = 0.7
+    resume.signal()
+    #expect(batching.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 0.7)
+    #expect(slider.value == 0.7)
+    #expect(settings.volume == 0.7)
+    chain.unbind()
+  }
+}
+
+@Observable
+private final class SharedSettings: @unchecked Sendable {
+  var volume = 0.5
+}
+
+private final class SharedKnob: @unchecked Sendable {
+  var value = 0.0
 }

@@ -215,7 +215,8 @@ extension ChainCore {
       return false
     }
     let held = acquire()
-    guard isActive, !held.isDelivering, !isIsolated || isolationElsewhere(held) == nil
+    if _slowPath(held.isDelivering) { return deliverReadInBatch(from: origin, value, batch, held) }
+    guard isActive, !isIsolated || isolationElsewhere(held) == nil
     else {
       release(held)
       return false
@@ -264,6 +265,31 @@ extension ChainCore {
       makeCurrent(value, from: origin, in: batch, acquire())
     }
     finishDelivery(dead: &dead)
+    return true
+  }
+
+  // What a flat `@Observable` member read in a batch, in the chain's turn on this thread
+  // (`TrackedSource.readsInBatch`): filtered now and made the chain's value, as a `@Bound` set
+  // in a batch is. False for any other change made while the chain delivers: it is queued.
+  @usableFromInline
+  @inline(never)
+  final func deliverReadInBatch(
+    from origin: Member, _ value: Value, _ batch: Unretained<Batch>, _ held: consuming Held
+  ) -> Bool {
+    guard isActive, held.delivery.isDelivering(on: currentThreadID()),
+      origin.tracked?.takesBatchedRead() == true
+    else {
+      release(held)
+      return false
+    }
+    var dead: [Member] = []
+    let previous = current(held)
+    let filters = self.filters(held) ?? []
+    release(held)
+    if accepts(value, from: origin, previous: previous, filters, dead: &dead) {
+      makeCurrent(value, from: origin, in: batch, acquire())
+    }
+    if !dead.isEmpty { registry.prune(dead) }
     return true
   }
 

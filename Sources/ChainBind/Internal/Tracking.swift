@@ -216,6 +216,10 @@ final class TrackedSource: @unchecked Sendable {
   // changed (`ChainCore.deliver`). A read inside a delivery this thread was making for something
   // else sends as any change made there.
   @exclusivity(unchecked) private(set) var isSendingRead = false
+  // The read in progress is a flat `@Observable` property's change in a batch on this thread,
+  // read in the chain's turn: what it sends is filtered now and delivered when the batch ends
+  // (`readsInBatch`, `ChainCore.deliverReadInBatch`). Taken by that send.
+  @exclusivity(unchecked) private var isBatchedRead = false
   // Whether the last read accessed a property of an `@Observable` class. Until one does, reads
   // only watch for one, which allocates nothing (`ObservationTicket.detecting`), and no ticket
   // refers to this source: a weak reference would give it a side table, which slows every
@@ -468,6 +472,50 @@ final class TrackedSource: @unchecked Sendable {
       return batch.with { $0.reread(self) }
     }
     rereadInTurn(member, token, value)
+  }
+
+  #if os(Linux)
+    // A watch fired for a change of `tracking`'s property, on this thread.
+    func observableChanged(_ tracking: ObservationTracking) {
+      if openBatches.load(ordering: .relaxed) > 0, Batch.openHere != nil, readsInBatch(tracking) {
+        return
+      }
+      dependencyChanged()
+    }
+
+    // In a batch on this thread, a change of the member's own property, a flat `@Observable`
+    // one (`\.count`), is read now, in the chain's turn, and filtered at once, as a `@Bound`
+    // property's set is; the chain delivers when the batch ends (Docs/Semantics.md, "Batches").
+    // False when it waits for the batch's end, as any other tracked member's change: the chain
+    // delivers elsewhere, on another actor, or on this thread already.
+    @inline(never)
+    private func readsInBatch(_ tracking: ObservationTracking) -> Bool {
+      guard let member, member.isAttached,
+        syncState.load(ordering: .acquiring) == SyncState.done,
+        tracking.changed == member.access.keyPath
+      else { return false }
+      let chain = member.chain
+      switch chain.beginOwnWork(for: member) {
+      case .begun:
+        isBatchedRead = true
+        read(member, sending: true)
+        isBatchedRead = false
+        chain.endOwnWork()
+        return true
+      case .begunAfterDrain:
+        chain.endOwnWork()
+        return false
+      case .insideDelivery, .elsewhere:
+        return false
+      }
+    }
+  #endif
+
+  // What the read in progress sends is filtered now and delivered when the batch ends
+  // (`isBatchedRead`). In the chain's turn.
+  func takesBatchedRead() -> Bool {
+    defer { isBatchedRead = false }
+    return isBatchedRead
   }
 
   @inline(__always)
@@ -1143,7 +1191,7 @@ final class ObservationTicket: @unchecked Sendable {
         } else {
           tracking.cancel()
         }
-        source.dependencyChanged()
+        source.observableChanged(tracking)
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
       return withObservationTracking(
