@@ -6,8 +6,10 @@ extension Bind {
   /// waits for the end of the outermost batch. Then each chain changed delivers once, in the
   /// order the chains were first changed: every receiving member that does not hold the chain's
   /// value is written, each sink is called once, each list sink gets one ``ListChange`` from
-  /// the list before the batch to the list after it, and each tracked member is re-read once.
-  /// While the batch runs, receiving members still show the values from before it.
+  /// the list before the batch to the list after it, and each tracked member is re-read once:
+  /// a computed property's or a nested path's change is found, and filtered, then (an
+  /// `@Observable` property bound by itself is read and filtered at once, on Linux). While the
+  /// batch runs, receiving members still show the values from before it.
   ///
   /// Nested batches join the outermost. A `body` that throws still delivers what it changed,
   /// then rethrows: a batch groups, it does not roll back. Changes queued to another actor, and
