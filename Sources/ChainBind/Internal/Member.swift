@@ -141,7 +141,7 @@ final class Member: @unchecked Sendable {
   // Attached, with no change of its own and no initial sync waiting: a delivery may write it.
   // A waiting change is newer than the value being delivered, and is delivered next.
   @inlinable var takesDelivery: Bool {
-    isAttached && pendingChanges.load(ordering: .relaxed) == 0
+    isAttached && pendingChangeCount == 0
   }
 
   // The token of the member's `@Bound` storage. Unowned: the token lives in the object, and it
