@@ -74,19 +74,10 @@ private final class Meter: @unchecked Sendable {
 @Observable
 private final class HeldLevel: @unchecked Sendable {
   var level = 0
-  @ObservationIgnored let isArmed = LockedBox(false)
-  @ObservationIgnored let reached = DispatchSemaphore(value: 0)
-  @ObservationIgnored let resume = DispatchSemaphore(value: 0)
+  @ObservationIgnored let hold = HeldOnce()
   var shown: Int {
     let level = level
-    let holds = isArmed.withLock { armed in
-      defer { armed = false }
-      return armed
-    }
-    if holds {
-      reached.signal()
-      resume.wait()
-    }
+    _ = hold.holds()
     return level
   }
 }
@@ -101,37 +92,6 @@ private final class HookedLevel: @unchecked Sendable {
     hook(level)
     return level
   }
-}
-
-/// Holds the first thread that asks, once armed, until resumed.
-private final class HeldOnce: Sendable {
-  private let isArmed = LockedBox(false)
-  private let reached = DispatchSemaphore(value: 0)
-  private let proceed = DispatchSemaphore(value: 0)
-
-  func arm() { isArmed.withLock { $0 = true } }
-
-  /// Whether this thread was held (and has been resumed).
-  func holds() -> Bool {
-    let holds = isArmed.withLock { armed in
-      defer { armed = false }
-      return armed
-    }
-    if holds {
-      reached.signal()
-      proceed.wait()
-    }
-    return holds
-  }
-
-  /// Waits, with a generous guard, for a thread to be held; records an issue if none is.
-  func waitReached() -> Bool {
-    let reached = reached.wait(timeout: .now() + 30) == .success
-    if !reached { Issue.record("no thread was held") }
-    return reached
-  }
-
-  func resume() { proceed.signal() }
 }
 
 private final class IntLabel: @unchecked Sendable {
@@ -369,14 +329,14 @@ struct InterleavingTests {
     let chain = Bind.in(gauge, \.shown).out(key: "seen") { value in
       seen.withLock { $0.append(value) }
     }
-    gauge.isArmed.withLock { $0 = true }
+    gauge.hold.arm()
     // Thread A's change fires the watch; the re-read it starts reads 1 and is held.
     let changing = startThread { gauge.level = 1 }
-    #expect(gauge.reached.wait(timeout: .now() + 30) == .success)
+    #expect(gauge.hold.waitReached())
     // Thread B's change is stored; Observation chose the kept watch only. B is held before the
     // call while A's re-read ends: it arms its own watch and cancels the kept one.
     holdAtFirstSchedulePoint({ gauge.level = 2 }) {
-      gauge.resume.signal()
+      gauge.hold.resume()
       #expect(changing.wait(timeout: .now() + 30) == .success)
     }
     #expect(waitUntilIdle(chain))

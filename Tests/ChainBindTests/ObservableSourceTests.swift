@@ -394,27 +394,16 @@ struct MixedSourceTests {
   func batchSetWhileAnotherThreadDelivers() {
     let settings = SharedSettings()
     let slider = SharedKnob()
-    let hold = LockedBox(false)
-    let reached = DispatchSemaphore(value: 0)
-    let resume = DispatchSemaphore(value: 0)
+    let hold = HeldOnce()
     let chain = Bind.inout(settings, \.volume).out(slider, \.value)
-      .out(key: "held") { _ in
-        let holds = hold.withLock { armed in
-          defer { armed = false }
-          return armed
-        }
-        if holds {
-          reached.signal()
-          resume.wait()
-        }
-      }
-    hold.withLock { $0 = true }
+      .out(key: "held") { _ in _ = hold.holds() }
+    hold.arm()
     let other = startThread { settings.volume = 0.1 }
-    #expect(reached.wait(timeout: .now() + 30) == .success)
+    guard hold.waitReached() else { return }
     Bind.batch {
       settings.volume = 0.3
       #expect(slider.value == 0.1)
-      resume.signal()
+      hold.resume()
     }
     #expect(other.wait(timeout: .now() + 30) == .success)
     #expect(waitUntilIdle(chain))
@@ -429,30 +418,21 @@ struct MixedSourceTests {
   func setWhileABatchedReadIsFiltered() {
     let settings = SharedSettings()
     let slider = SharedKnob()
-    let hold = LockedBox(false)
-    let reached = DispatchSemaphore(value: 0)
-    let resume = DispatchSemaphore(value: 0)
+    let hold = HeldOnce()
     let chain = Bind.inout(settings, \.volume).out(slider, \.value)
       .filter { _ in
-        let holds = hold.withLock { armed in
-          defer { armed = false }
-          return armed
-        }
-        if holds {
-          reached.signal()
-          resume.wait()
-        }
+        _ = hold.holds()
         return true
       }
     let batching = startThread {
       Bind.batch {
-        hold.withLock { $0 = true }
+        hold.arm()
         settings.volume = 0.3
       }
     }
-    #expect(reached.wait(timeout: .now() + 30) == .success)
+    guard hold.waitReached() else { return }
     settings.volume = 0.7
-    resume.signal()
+    hold.resume()
     #expect(batching.wait(timeout: .now() + 30) == .success)
     #expect(waitUntilIdle(chain))
     #expect(chain.currentValue == 0.7)

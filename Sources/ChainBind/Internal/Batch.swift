@@ -258,12 +258,7 @@ extension ChainCore {
   ) -> Bool {
     held.transition { $0.begin(on: currentThreadID()) }
     var dead: [Member] = []
-    let previous = current(held)
-    let filters = self.filters(held) ?? []
-    release(held)
-    if accepts(value, from: origin, previous: previous, filters, dead: &dead) {
-      makeCurrent(value, from: origin, in: batch, acquire())
-    }
+    filter(value, from: origin, in: batch, dead: &dead, held)
     finishDelivery(dead: &dead)
     return true
   }
@@ -283,14 +278,23 @@ extension ChainCore {
       return false
     }
     var dead: [Member] = []
+    filter(value, from: origin, in: batch, dead: &dead, held)
+    if !dead.isEmpty { registry.prune(dead) }
+    return true
+  }
+
+  // A batched change through the filters, in the chain's turn: an accepted one is made the
+  // chain's value.
+  private func filter(
+    _ value: Value, from origin: Member, in batch: Unretained<Batch>, dead: inout [Member],
+    _ held: consuming Held
+  ) {
     let previous = current(held)
     let filters = self.filters(held) ?? []
     release(held)
     if accepts(value, from: origin, previous: previous, filters, dead: &dead) {
       makeCurrent(value, from: origin, in: batch, acquire())
     }
-    if !dead.isEmpty { registry.prune(dead) }
-    return true
   }
 
   // A batched change through the filters, traced if the chain is: a rejected one is reverted

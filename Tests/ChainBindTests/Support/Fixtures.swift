@@ -221,3 +221,34 @@ func waitUntilIdle<Value>(
   }
   return true
 }
+
+/// Holds the first thread that asks, once armed, until resumed.
+final class HeldOnce: Sendable {
+  private let isArmed = LockedBox(false)
+  private let reached = DispatchSemaphore(value: 0)
+  private let proceed = DispatchSemaphore(value: 0)
+
+  func arm() { isArmed.withLock { $0 = true } }
+
+  /// Whether this thread was held (and has been resumed).
+  func holds() -> Bool {
+    let holds = isArmed.withLock { armed in
+      defer { armed = false }
+      return armed
+    }
+    if holds {
+      reached.signal()
+      proceed.wait()
+    }
+    return holds
+  }
+
+  /// Waits, with a generous guard, for a thread to be held; records an issue if none is.
+  func waitReached() -> Bool {
+    let reached = reached.wait(timeout: .now() + 30) == .success
+    if !reached { Issue.record("no thread was held") }
+    return reached
+  }
+
+  func resume() { proceed.signal() }
+}
