@@ -50,8 +50,9 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
     case isolationMismatch(chain: String, caller: String)
     /// The member kept changing from inside the chain's own delivery: its sinks, setters or
     /// conversions changed the chain again 10 000 times in one delivery (a sink that writes its
-    /// source unconditionally). The changes still queued were dropped; the chain stays bound
-    /// and usable (Docs/Semantics.md, "Re-entrancy").
+    /// source unconditionally). The changes that delivery had queued were dropped (another
+    /// thread's change made meanwhile is still delivered); the chain stays bound and usable
+    /// (Docs/Semantics.md, "Re-entrancy").
     case feedbackLoop
 
     /// A sentence that says what failed and what ChainBind did about it.
@@ -74,7 +75,7 @@ public struct BindingError: Error, Sendable, CustomStringConvertible {
           + " nothing was added"
       case .feedbackLoop:
         return "it changed the chain again 10000 times from inside the chain's own delivery"
-          + " (a sink or setter that sets it unconditionally?); the changes still queued were"
+          + " (a sink or setter that sets it unconditionally?); the changes it queued were"
           + " dropped"
       }
     }

@@ -382,6 +382,91 @@ struct ConvergenceTests {
     chain.unbind()
   }
 
+  // A dropped change was stored in its member already: the member gets the chain's value back,
+  // so that every member ends at the chain's value (before, it kept the dropped one).
+  @Test("after a feedback loop, the member whose change was dropped shows the chain's value")
+  func feedbackLoopRestoresTheLoopingMember() {
+    let counter = Counter()
+    let other = Counter()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let chain = Bind.inout(counter, \.n)
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .inout(other, \.n)
+      .out(key: "loop") { value in if value < 0 { counter.n = value - 1 } }
+    counter.n = -1
+    #expect(errors.withLock { $0 } == [.feedbackLoop])
+    #expect(chain.currentValue == -10_001)
+    #expect(counter.n == -10_001)
+    #expect(other.n == -10_001)
+    chain.unbind()
+  }
+
+  // The changes a report drops are the loop's own: another thread's change, made while the loop
+  // ran, is delivered after the report, and every member ends at it (before, it was dropped with
+  // the loop's, and the chain kept the loop's last value while that member held another).
+  @Test("a feedback loop drops its own changes, not another thread's made meanwhile")
+  func feedbackLoopKeepsOtherThreadsChanges() {
+    let counter = Counter()
+    let other = Counter()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(counter, \.n)
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .inout(other, \.n)
+      .out(key: "loop") { value in
+        // Below zero, a runaway loop: the change this queues at -10 001 is the one reported.
+        if value < 0 { counter.n = value - 1 }
+        if value == -10_001 {
+          held.signal()
+          proceed.wait()
+        }
+      }
+    let looping = startThread { counter.n = -1 }
+    #expect(held.wait(timeout: .now() + 30) == .success)
+    other.n = 42  // queued behind the loop's last change; this thread does not wait
+    proceed.signal()
+    #expect(looping.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(errors.withLock { $0 } == [.feedbackLoop])
+    #expect(chain.currentValue == 42)
+    #expect(counter.n == 42)
+    #expect(other.n == 42)
+    chain.unbind()
+  }
+
+  // A loop counts the changes each made while the one before it was delivered, also when the
+  // delivery passed to another thread meanwhile: here another thread's change every 5 000 turns
+  // sends the loop on to a relay. Counted per call, as before, the loop went on unreported until
+  // those changes stopped, 30 000 turns in, and was reported 10 000 turns after.
+  @Test("a feedback loop is reported after 10 000 changes, while the delivery passes to a relay")
+  func feedbackLoopIsCountedAcrossRelays() {
+    let counter = Counter()
+    let other = Counter()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let calls = LockedBox(0)
+    let chain = Bind.inout(counter, \.n)
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .inout(other, \.n)
+      .out(key: "loop") { value in
+        calls.withLock { $0 += 1 }
+        guard value < 0 else { return }
+        counter.n = value - 1
+        // Queued behind the loop's change: the delivery leaves both to a relay.
+        if value > -30_000 && value % 5_000 == 0 { startThread { other.n = 42 }.wait() }
+      }
+    calls.withLock { $0 = 0 }
+    let looping = startThread { counter.n = -1 }
+    #expect(looping.wait(timeout: .now() + 30) == .success)
+    #expect(waitUntilIdle(chain))
+    #expect(errors.withLock { $0 } == [.feedbackLoop])
+    // -1 … -10 001, and the two changes of `other` made meanwhile.
+    #expect(calls.withLock { $0 } == 10_003)
+    #expect(chain.currentValue == 42)
+    #expect(counter.n == 42)
+    chain.unbind()
+  }
+
   // After a report, the count of the delivery's own changes starts again: a change that the kept
   // work leads to is not one more change of the loop. That shows only where work kept behind
   // the loop runs in the same delivery: a relay's, with its share left, since the loop's first

@@ -115,6 +115,7 @@ extension ChainCore {
       }
       held = kept
     }
+    extras(held)?.deliveredDepth = 0
     held.transition { $0.end() }
     let retired = takeRetired(held)
     if held.queuedCount > 0 {
@@ -134,9 +135,6 @@ extension ChainCore {
   private func deliverQueue(
     budget: Int, dead: inout [Member], _ held: consuming Held
   ) -> Held? {
-    // The changes this delivery made itself (its sinks, setters, conversions) and drained: a
-    // runaway feedback loop is reported, not run forever (Docs/Semantics.md, "Re-entrancy").
-    var feedback = 0
     var budget = budget
     repeat {
       if isIsolated, let isolation = isolationElsewhere(held) {
@@ -159,16 +157,15 @@ extension ChainCore {
       do {
         switch dequeue(held) {
         case .change(let pending):
-          if pending.isFeedback {
-            feedback += 1
-            if feedback > Self.feedbackLimit {
-              reportFeedbackLoop(of: pending.origin, held)
-              // The work kept in the queue starts anew: what it leads to is not the loop's.
-              feedback = 0
-              held = acquire()
-              continue
-            }
+          // A change the loop of changes before it made, each in the delivery of the last: a
+          // runaway feedback loop is reported, not run forever (Docs/Semantics.md,
+          // "Re-entrancy"), however the delivery passed between threads meanwhile.
+          if pending.feedbackDepth > Self.feedbackLimit {
+            reportFeedbackLoop(of: pending.origin, dead: &dead, held)
+            held = acquire()
+            continue
           }
+          extras(held)?.deliveredDepth = pending.feedbackDepth
           if runTurn(from: pending.origin, pending.value, dead: &dead, held) { return nil }
         case .work(let body):
           runQueuedWork(body, held)
@@ -181,7 +178,8 @@ extension ChainCore {
     return held
   }
 
-  // How many changes one delivery drains that it made itself, before it reports a feedback loop.
+  // How many changes in a row, each made by the delivery of the last, before a feedback loop is
+  // reported.
   static var feedbackLimit: Int { 10_000 }
 
   // Whether the next entry was made by this delivery itself.
@@ -210,20 +208,47 @@ extension ChainCore {
     finishDeliveringQueue(budget: Int(held.queuedCount), dead: &dead, held)
   }
 
-  // Drops the changes queued and reports the member that kept changing.
-  private func reportFeedbackLoop(of origin: Member, _ held: consuming Held) {
-    // Only the changes: the work stays, and runs (a re-read, a new member's first value, a
-    // tracked member's first read). Its changes are not the loop's. Dropped, a new member's
-    // first value left it skipped by every later delivery, and a re-read left its member's
-    // next re-reads merged into nothing.
-    let dropped = extras(held)?.queue?.removeAll { entry in
-      if case .change = entry { return true }
-      return false
-    }
-    held.queuedCount -= Int32(dropped?.count ?? 0)
+  // Drops the changes the loop queued and reports the member that kept changing.
+  // `origin` made the change past the limit, dequeued and dropped. The members whose changes
+  // are dropped hold values the chain never took: each gets the chain's value back, unless a
+  // change of its own still waits.
+  private func reportFeedbackLoop(
+    of origin: Member, dead: inout [Member], _ held: consuming Held
+  ) {
+    let dropped = dropFeedback(held)
+    let value = current(held)
     release(held)
     releasePending(dropped)
+    var origins = [origin]
+    for case .change(let pending) in dropped ?? []
+    where !origins.contains(where: { $0 === pending.origin }) {
+      origins.append(pending.origin)
+    }
+    for member in origins { revert(member, to: value, dead: &dead) }
+    // What those writes' setters changed is the loop's too: dropped, and not restored again, or
+    // a loop through setters would start anew.
+    let more = acquire()
+    let changed = dropFeedback(more)
+    release(more)
+    releasePending(changed)
     report(origin.error(.feedbackLoop))
+  }
+
+  // Takes the changes the delivery made itself out of the queue. Other threads' changes stay,
+  // and are delivered (the chain ends at the last of them), and so does the work (a re-read, a
+  // new member's first value, a tracked member's first read): dropped, a new member's first
+  // value left it skipped by every later delivery, and a re-read left its member's next
+  // re-reads merged into nothing.
+  private func dropFeedback(_ held: borrowing Held) -> ContiguousArray<Queued<Value>>? {
+    let extras = extras(held)
+    let dropped = extras?.queue?.removeAll { entry in
+      if case .change(let pending) = entry { return pending.isFeedback }
+      return false
+    }
+    // What the kept work leads to starts a count of its own.
+    extras?.deliveredDepth = 0
+    held.queuedCount -= Int32(dropped?.count ?? 0)
+    return dropped
   }
 
   // Runs queued work for the delivery (a re-read, a new member's or sink's first value), without
@@ -308,6 +333,8 @@ extension ChainCore {
       held.transition { $0.resume(on: currentThreadID()) }
       return Int(held.queuedCount)
     }
+    // A handed change was the delivery's own (`deliveredDepth`).
+    var isDeep = false
     for next in handed {
       switch next {
       case .change(let pending):
@@ -317,6 +344,10 @@ extension ChainCore {
           release(held)
           continue
         }
+        if pending.isFeedback || isDeep {
+          extras(held)?.deliveredDepth = pending.feedbackDepth
+          isDeep = pending.isFeedback
+        }
         // On the actor, a turn never hands off again.
         _ = runTurn(
           from: pending.origin, pending.value, skippingFilters: pending.isAccepted, dead: &dead,
@@ -325,6 +356,7 @@ extension ChainCore {
         runQueuedWork(body, acquire())
       }
     }
+    if isDeep { withLock { extras($0)?.deliveredDepth = 0 } }
     finishDelivery(budget: budget, dead: &dead)
   }
 
@@ -514,16 +546,16 @@ extension ChainCore {
     // work the delivery runs (then it goes right after that work).
     let isOwn = held.delivery.isDelivering(on: currentThreadID())
     var change = PendingChange(origin: origin, value: value)
-    change.isFeedback = isOwn
     change.isOwn = isOwn
     let extras = extrasMade(held)
+    if isOwn { change.feedbackDepth = extras.deliveredDepth + 1 }
     if extras.queue == nil { extras.queue = PendingQueue() }
     var replaced: Queued<Value>?
     if isOwn, let work = held.delivery.work {
       // The work's result goes before what its user code changed meanwhile.
       let later = isWorkResult || origin.isSendingRead ? extras.insertion ?? 0 : 0
       extras.insertion = (extras.insertion ?? 0) + 1
-      change.isFeedback = work.isOwn
+      if !work.isOwn { change.feedbackDepth = 0 }
       extras.queue?.appendToFront(.change(change), beforeLast: later)
     } else {
       // Only other threads' changes are replaced: this delivery's own keep their order, as

@@ -11,6 +11,8 @@ class AnyChainExtras {
   @exclusivity(unchecked) final var retired: ContiguousArray<Member> = []
   // While the delivering thread runs queued work: where the next change it makes is queued.
   @exclusivity(unchecked) final var insertion: Int?
+  // The `feedbackDepth` of the queued change being delivered; 0 outside such a turn.
+  @exclusivity(unchecked) final var deliveredDepth: Int32 = 0
   // The chain's tracer (Tracing.swift), and what the last traced write did.
   @exclusivity(unchecked) final var tracer: ((ChainEvent) -> Void)?
   @usableFromInline final let writeOutcome = Atomic<UInt8>(0)
@@ -59,8 +61,11 @@ struct PendingChange<Value> {
   let value: Value
   // Handed to the chain's actor after its filters accepted it: they do not run again.
   var isAccepted = false
-  // Made by the delivering thread during its delivery: counted against the feedback limit.
-  var isFeedback = false
+  // How many changes led to this one, each made while the one before it was delivered, by the
+  // thread delivering it (its sink, setter or conversion): 0 for a change made outside the
+  // delivery. Past the feedback limit, a runaway loop (`ChainCore.deliverQueue`).
+  var feedbackDepth: Int32 = 0
+  var isFeedback: Bool { feedbackDepth > 0 }
   // Made by the thread delivering, during its delivery (a sink's, setter's or work's change):
   // delivered by it, where other threads' changes wait for a relay (Docs/Semantics.md,
   // "Fair delivery").
