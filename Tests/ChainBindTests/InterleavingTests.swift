@@ -757,3 +757,60 @@ extension InterleavingTests {
     chain.unbind()
   }
 }
+
+extension InterleavingTests {
+  // A watch's call that Observation chose before another thread's re-read cancelled the watch
+  // re-reads at once, not waiting: that read begins with only the other read's watch armed,
+  // which has not fired. A set made while it reads, before its own watch is armed, fires only
+  // that watch. Here A's call is held where it begins while this thread sets (its re-read arms
+  // the newer watch and cancels A's), then A's re-read is held in the getter while this thread
+  // sets again.
+  @Test("an @Observable set while a cancelled watch's call re-reads: the member ends at it")
+  func observableSetWhileACancelledWatchRereads() {
+    let level = HookedLevel()
+    let pointHold = HeldOnce()
+    let getterHold = HeldOnce()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.in(level, \.shown).out(key: "seen") { value in
+      seen.withLock { $0.append(value) }
+    }
+    let firing = LockedBox<UInt?>(nil)
+    Bind.withSchedulePoints({
+      if currentThreadNumber() == firing.withLock({ $0 }) { _ = pointHold.holds() }
+    }) {
+      pointHold.arm()
+      let a = startThread {
+        firing.withLock { $0 = currentThreadNumber() }
+        level.level = 1  // held where its watch's call begins
+      }
+      guard pointHold.waitReached() else { return }
+      level.level = 2  // the same watch's call here: re-read at once, A's watch cancelled
+      level.hook.set { _ in
+        if currentThreadNumber() == firing.withLock({ $0 }) { _ = getterHold.holds() }
+      }
+      getterHold.arm()
+      pointHold.resume()
+      guard getterHold.waitReached() else { return }
+      level.level = 3  // stored before A's re-read arms its watch
+      getterHold.resume()
+      #expect(a.wait(timeout: .now() + 30) == .success)
+    }
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 3)
+    #expect(seen.withLock { $0.last } == 3)
+    // What the race left armed does not multiply the reads.
+    let reads = LockedBox(0)
+    level.hook.set { _ in reads.withLock { $0 += 1 } }
+    level.level = 4
+    #expect(seen.withLock { $0.last } == 4)
+    #expect(reads.withLock { $0 } <= 2)
+    for next in 5...7 {
+      reads.withLock { $0 = 0 }
+      level.level = next
+      #expect(seen.withLock { $0.last } == next)
+      #expect(reads.withLock { $0 } == 1)
+    }
+    level.hook.set(nil)
+    chain.unbind()
+  }
+}

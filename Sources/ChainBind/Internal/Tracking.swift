@@ -703,12 +703,13 @@ final class TrackedSource: @unchecked Sendable {
     if let work = queuedReread(member) { member.chain.queueWork(work) }
   }
 
-  // A re-read that waited begins: the latest read's watch covers it until it has armed its own.
-  // The re-read may have been asked for by a watch that fired before the latest read's was made
-  // (a second firing while that read was about to begin), and the latest read's watch may not
-  // have fired: a change made while this one reads, before its own watch is armed, fires only
-  // that watch, which re-reads then. Only waiting re-reads: when each read follows its watch's
-  // firing, older watches re-reading would multiply the reads.
+  // A re-read that waited begins, or one a cancelled watch's late call starts: the latest read's
+  // watch covers it until it has armed its own. The re-read may have been asked for by a watch
+  // that fired before the latest read's was made (a second firing while that read was about to
+  // begin), and the latest read's watch may not have fired: a change made while this one reads,
+  // before its own watch is armed, fires only that watch, which re-reads then. Only these,
+  // which races make: when each read follows its watch's firing, older watches re-reading
+  // would multiply the reads.
   func coverLatestWatch() {
     coveredGeneration.store(
       readGeneration.load(ordering: .relaxed), ordering: .sequentiallyConsistent)
@@ -1189,7 +1190,10 @@ final class ObservationTicket: @unchecked Sendable {
           let watch = FiredWatch(ticket: ticket, tracking: tracking)
           if !source.keep(watch) { watch.cancel() }
         } else {
+          // Cancelled by a read that began meanwhile and armed a newer watch, which may not
+          // have fired: this re-read, which no kept watch covers, is covered by that one.
           tracking.cancel()
+          source.coverLatestWatch()
         }
         source.observableChanged(tracking)
       }
