@@ -512,6 +512,25 @@ struct ConvergenceTests {
 
 @Suite("Convergence: in a main-actor chain", .serialized)
 struct IsolatedConvergenceTests {
+  // In a chain isolated to the main actor, a loop started by another thread's change, handed
+  // to the actor, is counted there as anywhere: reported once, and the looping member gets the
+  // chain's value back.
+  @Test("a feedback loop in a main-actor chain, started from another thread, is reported")
+  @MainActor
+  func feedbackLoopOnTheMainActor() async {
+    let counter = Counter()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let chain = Bind.inout(counter, \.n)  // isolated to MainActor
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .out(key: "loop") { value in if value < 0 { counter.n = value - 1 } }
+    let looping = startThread { counter.n = -1 }  // queued for the main actor
+    #expect(looping.wait(timeout: .now() + 30) == .success)
+    #expect(await waitUntilIdle(chain))
+    #expect(errors.withLock { $0 } == [.feedbackLoop])
+    #expect(chain.currentValue == -10_001)
+    #expect(counter.n == -10_001)
+    chain.unbind()
+  }
   @Test("another thread's change of a nested link, while the actor writes that path, is delivered")
   @MainActor
   func anotherThreadsChangeIsNotAnEchoOnTheActor() async {
