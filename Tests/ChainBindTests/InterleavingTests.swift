@@ -94,6 +94,31 @@ private final class HookedLevel: @unchecked Sendable {
   }
 }
 
+/// Checks, after a race over `level`'s watches, that the chain ended at `last`.
+///
+/// The watches the race left armed do not multiply the reads either: one that covered a read
+/// may read once more, at the next set; each set after reads once. Unbinds the chain.
+private func expectSettled(
+  _ chain: Chain<Int>, at last: Int, _ level: HookedLevel, _ seen: LockedBox<[Int]>
+) {
+  #expect(waitUntilIdle(chain))
+  #expect(chain.currentValue == last)
+  #expect(seen.withLock { $0.last } == last)
+  let reads = LockedBox(0)
+  level.hook.set { _ in reads.withLock { $0 += 1 } }
+  level.level = last + 1
+  #expect(seen.withLock { $0.last } == last + 1)
+  #expect(reads.withLock { $0 } <= 2)
+  for next in last + 2...last + 4 {
+    reads.withLock { $0 = 0 }
+    level.level = next
+    #expect(seen.withLock { $0.last } == next)
+    #expect(reads.withLock { $0 } == 1)
+  }
+  level.hook.set(nil)
+  chain.unbind()
+}
+
 private final class IntLabel: @unchecked Sendable {
   let explorer: Explorer
   var value = -1 {
@@ -737,24 +762,7 @@ extension InterleavingTests {
       getterHold.resume()
       #expect(r.wait(timeout: .now() + 30) == .success)
     }
-    #expect(waitUntilIdle(chain))
-    #expect(chain.currentValue == 4)
-    #expect(seen.withLock { $0.last } == 4)
-    // The watches the race left armed do not multiply the reads: one that covered a re-read
-    // that waited may read once more, at the next set; each set after reads once.
-    let reads = LockedBox(0)
-    level.hook.set { _ in reads.withLock { $0 += 1 } }
-    level.level = 5
-    #expect(seen.withLock { $0.last } == 5)
-    #expect(reads.withLock { $0 } <= 2)
-    for next in 6...8 {
-      reads.withLock { $0 = 0 }
-      level.level = next
-      #expect(seen.withLock { $0.last } == next)
-      #expect(reads.withLock { $0 } == 1)
-    }
-    level.hook.set(nil)
-    chain.unbind()
+    expectSettled(chain, at: 4, level, seen)
   }
 }
 
@@ -795,22 +803,6 @@ extension InterleavingTests {
       getterHold.resume()
       #expect(a.wait(timeout: .now() + 30) == .success)
     }
-    #expect(waitUntilIdle(chain))
-    #expect(chain.currentValue == 3)
-    #expect(seen.withLock { $0.last } == 3)
-    // What the race left armed does not multiply the reads.
-    let reads = LockedBox(0)
-    level.hook.set { _ in reads.withLock { $0 += 1 } }
-    level.level = 4
-    #expect(seen.withLock { $0.last } == 4)
-    #expect(reads.withLock { $0 } <= 2)
-    for next in 5...7 {
-      reads.withLock { $0 = 0 }
-      level.level = next
-      #expect(seen.withLock { $0.last } == next)
-      #expect(reads.withLock { $0 } == 1)
-    }
-    level.hook.set(nil)
-    chain.unbind()
+    expectSettled(chain, at: 3, level, seen)
   }
 }
