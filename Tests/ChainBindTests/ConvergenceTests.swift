@@ -467,6 +467,30 @@ struct ConvergenceTests {
     chain.unbind()
   }
 
+  // A loop whose turns each make two changes grows wide, not deep: 2^n turns before a change
+  // n deep. It is reported by the count of the changes one call delivered that the delivery
+  // made itself, as a deep one is by its depth.
+  @Test("a feedback loop that makes two changes a turn is reported")
+  func wideFeedbackLoopIsReported() {
+    let first = Counter()
+    let second = Counter()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let chain = Bind.inout(first, \.n)
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .inout(second, \.n)
+      .out(key: "loop") { value in
+        guard value < 0 else { return }
+        first.n = value - 1
+        second.n = value - 2
+      }
+    let looping = startThread { first.n = -1 }
+    #expect(looping.wait(timeout: .now() + 60) == .success)
+    #expect(errors.withLock { $0 } == [.feedbackLoop])
+    #expect(first.n == chain.currentValue)
+    #expect(second.n == chain.currentValue)
+    chain.unbind()
+  }
+
   // After a report, the count of the delivery's own changes starts again: a change that the kept
   // work leads to is not one more change of the loop. That shows only where work kept behind
   // the loop runs in the same delivery: a relay's, with its share left, since the loop's first
@@ -515,6 +539,43 @@ struct IsolatedConvergenceTests {
   // In a chain isolated to the main actor, a loop started by another thread's change, handed
   // to the actor, is counted there as anywhere: reported once, and the looping member gets the
   // chain's value back.
+  // A delivery handed to the actor gives its changes their own depths: the depth of the last
+  // change the thread delivered before the hand-off is not the next delivery's. Here a thread's
+  // loop stops 9 989 deep, held there while this thread queues a change and isolates the chain
+  // (a sink added on the main actor): the thread hands the queue to the actor. A later chain of
+  // 20 changes on the actor is no loop (before, it started 9 989 deep and was reported).
+  @Test("a delivery handed to the actor does not pass the depth of its last change on")
+  func handedDeliveryStartsItsOwnCount() async {
+    let counter = Counter()
+    let other = Counter()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let held = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let chain = Bind.inout(counter, \.n)  // nonisolated: this function is
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .inout(other, \.n)
+      .out(key: "steps") { value in
+        if value < 0 && value > -9_990 { counter.n = value - 1 }
+        if value == -9_990 {
+          held.signal()
+          proceed.wait()
+        }
+        if (1...20).contains(value) { counter.n = value + 1 }
+      }
+    let looping = startThread { counter.n = -1 }
+    #expect(held.wait(timeout: .now() + 30) == .success)
+    other.n = 500  // queued: the looping thread delivers
+    await MainActor.run { _ = chain.out(key: "isolates") { _ in } }
+    proceed.signal()
+    #expect(looping.wait(timeout: .now() + 30) == .success)
+    #expect(await waitUntilIdle(chain, isolation: MainActor.shared))
+    await MainActor.run { counter.n = 1 }
+    #expect(errors.withLock { $0 } == [])
+    #expect(counter.n == 21)
+    #expect(chain.currentValue == 21)
+    chain.unbind()
+  }
+
   @Test("a feedback loop in a main-actor chain, started from another thread, is reported")
   @MainActor
   func feedbackLoopOnTheMainActor() async {

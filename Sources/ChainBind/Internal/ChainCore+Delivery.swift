@@ -135,6 +135,9 @@ extension ChainCore {
   private func deliverQueue(
     budget: Int, dead: inout [Member], _ held: consuming Held
   ) -> Held? {
+    // The changes this call delivered that the delivery made itself: a loop whose turns each
+    // make more than one change grows wide, not deep.
+    var own = 0
     var budget = budget
     repeat {
       if isIsolated, let isolation = isolationElsewhere(held) {
@@ -157,10 +160,13 @@ extension ChainCore {
       do {
         switch dequeue(held) {
         case .change(let pending):
-          // A change the loop of changes before it made, each in the delivery of the last: a
-          // runaway feedback loop is reported, not run forever (Docs/Semantics.md,
-          // "Re-entrancy"), however the delivery passed between threads meanwhile.
-          if pending.feedbackDepth > Self.feedbackLimit {
+          // A change the loop of changes before it made, each in the delivery of the last,
+          // however the delivery passed between threads meanwhile; or one of too many this call
+          // made itself: a runaway feedback loop is reported, not run forever
+          // (Docs/Semantics.md, "Re-entrancy").
+          if pending.isFeedback { own += 1 }
+          if pending.feedbackDepth > Self.feedbackLimit || own > Self.feedbackLimit {
+            own = 0
             reportFeedbackLoop(of: pending.origin, dead: &dead, held)
             held = acquire()
             continue
@@ -192,6 +198,7 @@ extension ChainCore {
   // would (`relay`); until it runs, changes made meanwhile wait in the queue, replacing their
   // members' older ones.
   private func handToRelay(_ held: consuming Held) {
+    extras(held)?.deliveredDepth = 0
     held.transition { $0.handOff() }
     // This thread is done with the members it read unretained.
     let retired = takeRetired(held)
@@ -288,9 +295,9 @@ extension ChainCore {
     _ held: consuming Held
   ) {
     origin.pendingChanges.add(1, ordering: .relaxed)
-    handOff(
-      [.change(PendingChange(origin: origin, value: value, isAccepted: true))], to: isolation,
-      held)
+    var change = PendingChange(origin: origin, value: value, isAccepted: true)
+    change.feedbackDepth = extras(held)?.deliveredDepth ?? 0  // the change being delivered
+    handOff([.change(change)], to: isolation, held)
   }
 
   private func handOff(
@@ -303,6 +310,8 @@ extension ChainCore {
       extras.queue = nil
     }
     held.queuedCount = 0
+    // Each handed change carries its own depth (`resumeDelivery`).
+    extras(held)?.deliveredDepth = 0
     // No thread delivers until the actor resumes: this one is done with the members it read
     // unretained.
     held.transition { $0.handOff() }
@@ -333,8 +342,6 @@ extension ChainCore {
       held.transition { $0.resume(on: currentThreadID()) }
       return Int(held.queuedCount)
     }
-    // A handed change was the delivery's own (`deliveredDepth`).
-    var isDeep = false
     for next in handed {
       switch next {
       case .change(let pending):
@@ -344,10 +351,7 @@ extension ChainCore {
           release(held)
           continue
         }
-        if pending.isFeedback || isDeep {
-          extras(held)?.deliveredDepth = pending.feedbackDepth
-          isDeep = pending.isFeedback
-        }
+        extras(held)?.deliveredDepth = pending.feedbackDepth
         // On the actor, a turn never hands off again.
         _ = runTurn(
           from: pending.origin, pending.value, skippingFilters: pending.isAccepted, dead: &dead,
@@ -356,7 +360,7 @@ extension ChainCore {
         runQueuedWork(body, acquire())
       }
     }
-    if isDeep { withLock { extras($0)?.deliveredDepth = 0 } }
+    if !handed.isEmpty { withLock { extras($0)?.deliveredDepth = 0 } }
     finishDelivery(budget: budget, dead: &dead)
   }
 
