@@ -184,8 +184,8 @@ extension ChainCore {
     return held
   }
 
-  // How many changes in a row, each made by the delivery of the last, before a feedback loop is
-  // reported.
+  // How many changes a delivery makes itself before a feedback loop is reported: in a row, each
+  // made by the delivery of the last (`feedbackDepth`), or delivered by one call.
   static var feedbackLimit: Int { 10_000 }
 
   // Whether the next entry was made by this delivery itself.

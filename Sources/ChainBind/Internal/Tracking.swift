@@ -156,7 +156,8 @@ final class TrackedSource: @unchecked Sendable {
   // Counts the changes its watches saw coming, any read's (`ObservationTicket.willChange`).
   let observedChanges = Atomic<Int>(0)
   // The read whose watch also re-reads when older (`ObservationTicket.fired`): the latest when
-  // a re-read that waited began (`coverLatestWatch`).
+  // a re-read that waited, or one a cancelled watch's late call started, began
+  // (`coverLatestWatch`).
   let coveredGeneration = Atomic<Int>(-1)
   // The address of the token of the member's own `@Bound` property, reached through a subclass
   // key path (`BoundProbe.inheritedToken`): every set of it is a change, and the read it starts
@@ -1038,7 +1039,8 @@ final class ObservationTicket: @unchecked Sendable {
 
   // The watch fired: the source to tell, when this ticket belongs to its latest read, or is
   // one of an older read that still covers a later read (`rereadsWhenOlder`, or the read
-  // before a re-read that waited, `TrackedSource.coverLatestWatch`): that read may have read
+  // before a re-read that waited or that a cancelled watch's late call started,
+  // `TrackedSource.coverLatestWatch`): that read may have read
   // the property before the change, and its own watch be armed after it. Any other
   // older read's watch only cancels itself: the latest read's watch, or its count of changes
   // (`TrackedSource.collect`), has the change.
