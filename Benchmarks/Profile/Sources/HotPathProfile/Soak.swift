@@ -4,12 +4,13 @@
 //
 // Each operation runs `uses` times in 6 blocks, after a block of warm-up. A block's cost is the
 // best of its 8 sub-blocks in CPU time, of the thread that runs the uses (of the process, for an
-// operation whose work runs on other threads): another process taking the processor or sharing
-// its core makes a sub-block slower, never faster. Its memory is the least of the heap's bytes in
-// use at the sub-blocks' ends. An operation fails when its last block costs more than 2 × its
-// first, or when the heap grew from the first block's end to the last's by more than
-// `memoryBound(uses:)`; a last block that looks grown is run again, twice at most, and the best
-// of them counts: what grows with use is higher again, a moment of load is not.
+// operation whose work runs on other threads, all kept on one processor): another process taking
+// the processor or sharing its core makes a sub-block slower, never faster. Its memory is the
+// least of the heap's bytes in use at the sub-blocks' ends. An operation fails when its last
+// block costs more than 2 × its first, or when the heap grew from the first block's end to the
+// last's by more than `memoryBound(uses:)`; a last block that looks grown is run again, twice at
+// most, and the best of them counts: what grows with use is higher again, a moment of load is
+// not.
 import ChainBind
 import Dispatch
 import MallocStats
@@ -52,6 +53,23 @@ struct SoakUses {
   /// After the last block, with the number of uses run: checks that they did what they should
   /// (a precondition), and undoes what `make` changed process-wide.
   var finish: (_ uses: Int) -> Void = { _ in }
+}
+
+/// A task executor that runs its jobs on the thread that asks, when it asks.
+final class SoakTaskExecutor: TaskExecutor, @unchecked Sendable {
+  private let jobs = Mutex<[UnownedJob]>([])
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    jobs.withLock { $0.append(job) }
+  }
+
+  /// Runs the jobs given, and those they give, until none is left.
+  func runJobs() {
+    while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+      job.runSynchronously(on: asUnownedTaskExecutor())
+    }
+  }
 }
 
 /// A text field: sends `.editingChanged` when its user types.
@@ -291,29 +309,29 @@ func soakOperations() -> [SoakOperation] {
       let model = SoakModel()
       let chain = Bind.inout(model, \.number)
       let values = chain.values
-      let waiting = DispatchSemaphore(value: 0)
-      let ended = DispatchSemaphore(value: 0)
+      let executor = SoakTaskExecutor()
+      let waiting = Atomic(false)
+      let ended = Atomic(false)
       let iterate: @Sendable () async -> Void = {
         var iterator = values.makeAsyncIterator()
         // The current value; then a wait, until the task is cancelled.
         _ = await iterator.next()
-        waiting.signal()
+        waiting.store(true, ordering: .relaxed)
         _ = await iterator.next()
-        ended.signal()
+        ended.store(true, ordering: .relaxed)
       }
       return SoakUses(
         use: { _ in
-          // Started on this thread, which so subscribes, suspends and cancels, and is timed
-          // doing it; only the task's last step, after the cancellation, runs elsewhere.
-          let task: Task<Void, Never>
-          if #available(macOS 26, *) {
-            task = Task.immediate(operation: iterate)
-          } else {
-            task = Task(operation: iterate)
-          }
-          waiting.wait()
+          // The task runs on this thread, when the executor is asked: the use is this
+          // thread's work alone, timed whole, with no other thread to wake.
+          waiting.store(false, ordering: .relaxed)
+          ended.store(false, ordering: .relaxed)
+          let task = Task(executorPreference: executor, operation: iterate)
+          executor.runJobs()
+          precondition(waiting.load(ordering: .relaxed), "soak: the iterator did not wait")
           task.cancel()
-          ended.wait()
+          executor.runJobs()
+          precondition(ended.load(ordering: .relaxed), "soak: the iterator did not end")
         }, finish: finish(chain, keeping: model))
     },
     SoakOperation(name: "list sink added, list set, removed") {
@@ -472,6 +490,10 @@ func runSoak(uses: Int, only: String?) -> Bool {
 /// Starts the soak on a thread of its own and gives the main thread to the main queue, which
 /// runs the main actor's jobs (the isolated operation queues its errors there); exits when done.
 func startSoak(uses: Int, only: String?) -> Never {
+  // One processor for every thread of the process (threads made later inherit it): a change
+  // handed to the main actor wakes a thread on the same processor, which costs the same each
+  // time; across two it costs from 1 to 5 times as much, by where each thread last ran.
+  profile_run_on_one_processor()
   DispatchQueue(label: "soak").async { exit(runSoak(uses: uses, only: only) ? 0 : 1) }
   dispatchMain()
 }

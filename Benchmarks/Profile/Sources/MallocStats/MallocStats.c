@@ -1,4 +1,21 @@
+// glibc declares sched_getcpu and the CPU_* macros only with it.
+#define _GNU_SOURCE
 #include "MallocStats.h"
+
+#if defined(__linux__)
+#include <sched.h>
+
+void profile_run_on_one_processor(void) {
+  int processor = sched_getcpu();
+  if (processor < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(processor, &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+#else
+void profile_run_on_one_processor(void) {}
+#endif
 
 // Any C library header: it defines __GLIBC__ on glibc.
 #include <stdlib.h>

@@ -13,4 +13,9 @@ size_t profile_heap_bytes_in_use(void);
 // Whether `profile_heap_bytes_in_use` counts heap bytes (1) or falls back to the resident set (0).
 int profile_heap_bytes_are_exact(void);
 
+// Keeps the calling thread, and the threads it and they make from now on, on the processor it
+// runs on (Linux; elsewhere nothing): the soak's operations that hand work to another thread
+// then cost the same at every use.
+void profile_run_on_one_processor(void);
+
 #endif
