@@ -558,6 +558,19 @@ private final class MainLabel {
   var offMain = 0
 }
 
+private final class TextModel: @unchecked Sendable {
+  @Bound var text = ""
+  @Bound var number = 0
+}
+
+/// A receiver whose setter runs a hook, on the thread that writes it.
+private final class SettingHook: @unchecked Sendable {
+  var onSet: (@Sendable (String) -> Void)?
+  var text = "" {
+    didSet { onSet?(text) }
+  }
+}
+
 @Suite struct FairActorDeliveryTests {
   // 13.4: a background thread sets the source of a main-actor chain as fast as it can, and the
   // main actor still runs its other work: a ticker on it keeps ticking while the producer runs.
@@ -611,6 +624,171 @@ private final class MainLabel {
     #expect(label.offMain == 0)
     // Coalesced: fewer deliveries than sets, the initial one included.
     #expect(delivered.withLock { $0 } <= sets.load(ordering: .relaxed) + 1)
+  }
+
+  // 13.4: a change on the actor first delivers the changes other threads queued for it, so
+  // that they come first. Made while the actor delivers (a sink that corrects values), those
+  // changes are still other threads': the call leaves them to the chain's next job, and they
+  // start no feedback count. Before, they were the delivery's own: the producer's changes were
+  // delivered inside the call, which returned only when 10 000 of them, each drained by the
+  // correction of the last, were reported as a feedback loop.
+  @MainActor
+  @Test func changesDrainedIntoTheActorsDeliveryAreAnotherThreads() async {
+    let feed = Feed()
+    let seen = LockedBox<[Int]>([])
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let rounds = 10_100
+    let produce = DispatchSemaphore(value: 0)
+    let produced = DispatchSemaphore(value: 0)
+    let sets = Atomic<Int>(0)
+    let stop = Atomic<Bool>(false)
+    let producer = startThread {
+      while true {
+        produce.wait()
+        if stop.load(ordering: .relaxed) { return }
+        feed.x = 200 + sets.add(1, ordering: .relaxed).newValue  // queued for the main actor
+        produced.signal()
+      }
+    }
+    let chain = Bind.inout(feed, \.x)  // isolated to the main actor
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .out(key: "clamp") { value in
+        seen.withLock { $0.append(value) }
+        guard value > 100 else { return }
+        if sets.load(ordering: .relaxed) < rounds {
+          produce.signal()
+          produced.wait()
+        }
+        feed.x = 100  // on the actor: the producer's queued change is delivered first
+      }
+    feed.x = 200
+    // The call delivered its own change; the producer's, and the clamp's behind it, wait.
+    #expect(seen.withLock { Array($0.prefix(3)) } == [0, 200])
+    #expect(await waitUntilIdle(chain))
+    #expect(errors.withLock { $0 } == [])
+    #expect(seen.withLock { $0.filter { $0 > 200 }.count } == rounds)
+    #expect(feed.x == 100)
+    #expect(chain.currentValue == 100)
+    stop.store(true, ordering: .relaxed)
+    produce.signal()
+    #expect(producer.wait(timeout: .now() + 30) == .success)
+    chain.unbind()
+  }
+
+  /// How a delivery on the main actor begins, for `aDrainedChangeKeepsItsPlace`.
+  enum ActorDelivery: CaseIterable, Sendable {
+    case set, batchEnd, sinksFirstCall
+  }
+
+  // A change another thread queued for the actor is older than the one a sink then makes on
+  // the actor, and is delivered first, however the actor's delivery began: a set's turn, or
+  // the chain's own work (a batch's end, a new sink's first call). The chain ends at the
+  // sink's change. With the drained change queued as another thread's, its place came from
+  // that: behind the sink's newer change in work, which the chain then ended at the older 500.
+  @MainActor
+  @Test(arguments: ActorDelivery.allCases)
+  func aDrainedChangeKeepsItsPlace(_ delivery: ActorDelivery) async {
+    let feed = Feed()
+    let seen = LockedBox<[Int]>([])
+    let chain = Bind.inout(feed, \.x).inout(feed, \.y)  // isolated to the main actor
+    let correct: @Sendable (Int) -> Void = { value in
+      seen.withLock { $0.append(value) }
+      guard value == 7 else { return }
+      startThread { feed.x = 500 }.wait()  // queued for the main actor
+      feed.y = -1  // on the actor: the queued 500 goes first
+    }
+    switch delivery {
+    case .set:
+      chain.out(key: "correct") { correct($0) }
+      feed.y = 7
+    case .batchEnd:
+      chain.out(key: "correct") { correct($0) }
+      Bind.batch { feed.y = 7 }
+    case .sinksFirstCall:
+      feed.y = 7
+      chain.out(key: "correct") { correct($0) }
+    }
+    #expect(await waitUntilIdle(chain))
+    #expect(seen.withLock { Array($0.suffix(2)) } == [500, -1])
+    #expect(chain.currentValue == -1)
+    #expect(feed.x == -1)
+    #expect(feed.y == -1)
+    chain.unbind()
+  }
+
+  // An error reported on the actor first delivers what was queued for the actor (so that it
+  // comes after it), inside the delivery whose write failed: another thread's change drained
+  // there is left to the chain's next job, as for a change made on the actor.
+  @MainActor
+  @Test func anErrorsDrainLeavesAnotherThreadsChangeToTheNextJob() async {
+    let model = TextModel()
+    let hook = SettingHook()
+    let seen = LockedBox<[String]>([])
+    let errors = LockedBox(0)
+    hook.onSet = { value in
+      if value == "x" { startThread { model.text = "5" }.wait() }  // queued for the main actor
+    }
+    let chain = Bind.inout(model, \.text)  // isolated to the main actor
+      .onError { _ in errors.withLock { $0 += 1 } }
+      .out(hook, \.text)
+      .out(model, \.number)  // "x" is no Int: reported on the actor, after draining
+      .out(key: "log") { value in seen.withLock { $0.append(value) } }
+    seen.withLock { $0 = [] }
+    errors.withLock { $0 = 0 }  // "" is no Int either
+    model.text = "x"
+    #expect(seen.withLock { $0 } == ["x"])
+    #expect(await waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == ["x", "5"])
+    #expect(errors.withLock { $0 } == 1)
+    #expect(model.number == 5)
+    chain.unbind()
+  }
+
+  // Randomized, at volume: a producer thread sets the chain's two members while the main actor
+  // sets them too, and a sink on the actor corrects a value above 500. Each of the actor's sets
+  // returns after what was queued for the actor when it began (a member's change at most, each
+  // corrected, and a delivery handed to the actor) and its own change (corrected): a few
+  // calls of the sink, never the producer's stream. Once both have stopped and the actor has
+  // run what was queued, every member holds the chain's value, corrected, and no feedback loop
+  // was reported.
+  @MainActor
+  @Test(arguments: [UInt64(1), 2, 3, 4])
+  func aProducerAndTheActorSettleWithACorrectingSink(seed: UInt64) async {
+    let feed = Feed()
+    let errors = LockedBox<[BindingError.Cause]>([])
+    let calls = Atomic<Int>(0)
+    let chain = Bind.inout(feed, \.x)  // isolated to the main actor
+      .inout(feed, \.y)
+      .onError { error in errors.withLock { $0.append(error.cause) } }
+      .out(key: "correct") { value in
+        calls.add(1, ordering: .relaxed)
+        if value > 500 { feed.x = value - 500 }
+      }
+    let producer = startThread {
+      var random = SplitMix64(seed: seed)
+      for _ in 0..<20_000 {
+        let value = random.below(1_000)
+        if random.chance(50) { feed.x = value } else { feed.y = value }
+      }
+    }
+    var random = SplitMix64(seed: seed &+ 1_000)
+    var mostCallsInASet = 0
+    for step in 0..<2_000 {
+      let value = random.below(1_000)
+      calls.store(0, ordering: .relaxed)
+      if random.chance(50) { feed.x = value } else { feed.y = value }
+      mostCallsInASet = max(mostCallsInASet, calls.load(ordering: .relaxed))
+      if step.isMultiple(of: 8) { await Task.yield() }  // the chain's jobs run between
+    }
+    #expect(mostCallsInASet <= 16)
+    #expect(producer.wait(timeout: .now() + 60) == .success)
+    #expect(await waitUntilIdle(chain))
+    #expect(errors.withLock { $0 } == [])
+    let value = chain.currentValue
+    #expect(value <= 500)
+    #expect(feed.x == value)
+    #expect(feed.y == value)
+    chain.unbind()
   }
 
   // 13.4: a thousand sets while the main actor is busy are one job, which delivers the last.

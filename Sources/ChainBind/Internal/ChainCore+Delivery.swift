@@ -546,16 +546,19 @@ extension ChainCore {
   final func enqueue(
     origin: Member, value: Value, isWorkResult: Bool, _ held: borrowing Held
   ) -> Queued<Value>? {
-    // Made by the delivering thread itself: from a sink, a setter or a conversion, or from
-    // work the delivery runs (then it goes right after that work).
-    let isOwn = held.delivery.isDelivering(on: currentThreadID())
+    // Made on the delivering thread: from a sink, a setter or a conversion, or from work the
+    // delivery runs (then it goes right after that work, in the order made). The delivery's
+    // own, unless it is a change made off the chain's actor that this thread drained into the
+    // delivery (`ChainIsolation.isDrainedHere`): another thread's, counted as one.
+    let isHere = held.delivery.isDelivering(on: currentThreadID())
+    let isOwn = isHere && !(isIsolated && ChainIsolation.isDrainedHere(origin))
     var change = PendingChange(origin: origin, value: value)
     change.isOwn = isOwn
     let extras = extrasMade(held)
     if isOwn { change.feedbackDepth = extras.deliveredDepth + 1 }
     if extras.queue == nil { extras.queue = PendingQueue() }
     var replaced: Queued<Value>?
-    if isOwn, let work = held.delivery.work {
+    if isHere, let work = held.delivery.work {
       // The work's result goes before what its user code changed meanwhile.
       let later = isWorkResult || origin.isSendingRead ? extras.insertion ?? 0 : 0
       extras.insertion = (extras.insertion ?? 0) + 1

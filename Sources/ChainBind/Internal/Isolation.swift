@@ -58,6 +58,15 @@ final class ChainIsolation: @unchecked Sendable {
 
   // The actor whose queue this thread is delivering, for actors other than the main actor.
   private static let drainingActor = ThreadLocalPointer()
+  // The member whose change, made off the actor, this thread sends into the chain's delivery
+  // under way here (a change made on the actor there drains what was queued before it).
+  private static let drainedOrigin = ThreadLocalPointer()
+
+  // Whether the change `origin` sends now is one made off the actor, drained into the delivery
+  // this thread runs: another thread's change, not one the delivery made (`ChainCore.enqueue`).
+  static func isDrainedHere(_ origin: Member) -> Bool {
+    drainedOrigin.value == Unretained(origin).address
+  }
 
   init(_ actor: any Actor) {
     isMain = actor === MainActor.shared
@@ -105,7 +114,7 @@ final class ChainIsolation: @unchecked Sendable {
     if queued.load(ordering: .acquiring) > 0 && !isDraining {
       let changes = origin.changesOnActor
       origin.pendingChanges.add(1, ordering: .relaxed)
-      drain()
+      drain(nested: true)
       origin.pendingChanges.subtract(1, ordering: .relaxed)
       if origin.changesOnActor != changes { return .dropped }
     }
@@ -124,7 +133,7 @@ final class ChainIsolation: @unchecked Sendable {
 
   // On the actor: delivers what is queued, so that work done now comes after it.
   func drainIfQueued() {
-    if mustDrain { drain() }
+    if mustDrain { drain(nested: true) }
   }
 
   // On the actor: something is queued, and this actor is not delivering it already.
@@ -209,7 +218,7 @@ final class ChainIsolation: @unchecked Sendable {
   // another thread never holds the actor for more than one job (Docs/Semantics.md, "Fair
   // delivery").
   private func runJob(on actor: (any Actor)?) {
-    drain()
+    drain(nested: false)
     let isScheduledAgain = state.withLock { state -> Bool in
       state.isScheduled = !state.jobs.isEmpty
       return state.isScheduled
@@ -218,8 +227,11 @@ final class ChainIsolation: @unchecked Sendable {
   }
 
   // On the actor: runs, in order, the jobs queued when it began (changes queued before one made
-  // on the actor, or the job's share).
-  private func drain() {
+  // on the actor, or the job's share). `nested`: called by code on the actor, which may run
+  // inside the chain's delivery; a change drained there is queued as another thread's, so that
+  // the delivery's call returns without it and counts no feedback for it (Docs/Semantics.md,
+  // "Fair delivery").
+  private func drain(nested: Bool) {
     let outer = Self.drainingActor.value
     Self.drainingActor.set(actorAddress)
     isDraining = true
@@ -231,7 +243,14 @@ final class ChainIsolation: @unchecked Sendable {
     while share > 0, let job = takeNext() {
       share -= 1
       job.origin?.pendingChanges.subtract(1, ordering: .relaxed)
-      job.run()
+      if nested, let origin = job.origin, origin.chain.isDeliveringHere {
+        let outerOrigin = Self.drainedOrigin.value
+        Self.drainedOrigin.set(Unretained(origin).address)
+        defer { Self.drainedOrigin.set(outerOrigin) }
+        job.run()
+      } else {
+        job.run()
+      }
     }
   }
 
