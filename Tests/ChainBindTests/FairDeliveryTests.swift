@@ -522,6 +522,33 @@ private final class HeldDelivery {
     setterThread.withLock { $0 = nil }
   }
 
+  // 13.1 with order: a sink's correction made once another thread's change waits behind the
+  // delivery goes after that change, with it, to the relay: the call delivers neither, and the
+  // chain ends at the correction.
+  @Test func aCorrectionMadeBehindAnotherThreadsChangeGoesWithIt() {
+    let feed = Feed()
+    let seen = LockedBox<[Int]>([])
+    // Which values this thread delivered (it stays alive: its identity is its own).
+    let caller = ObjectIdentifier(Thread.current)
+    let onCaller = LockedBox<[Int: Bool]>([:])
+    let chain = Bind.inout(feed, \.x).inout(feed, \.y)
+      .out(key: "correct") { value in
+        seen.withLock { $0.append(value) }
+        onCaller.withLock { $0[value] = ObjectIdentifier(Thread.current) == caller }
+        guard value == 7 else { return }
+        // Queued behind this delivery: the other thread's set returns at once.
+        #expect(startThread { feed.y = 500 }.wait(timeout: .now() + watchdog) == .success)
+        feed.x = -1
+      }
+    feed.x = 7
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == [0, 7, 500, -1])
+    #expect(onCaller.withLock { $0 } == [0: true, 7: true, 500: false, -1: false])
+    #expect(chain.currentValue == -1)
+    #expect(feed.x == -1)
+    #expect(feed.y == -1)
+  }
+
   // 13.5: list sinks under load see the latest lists, and consecutive changes still chain.
   @Test func listChangesStillChainWhenChangesAreReplaced() throws {
     let feed = Feed()
@@ -569,6 +596,11 @@ private final class SettingHook: @unchecked Sendable {
   var text = "" {
     didSet { onSet?(text) }
   }
+}
+
+/// An actor of the user's: what its code adds to a chain isolates the chain to it.
+private actor FairWorker {
+  func isolate<Value>(_ chain: Chain<Value>) { chain.onError { _ in } }
 }
 
 @Suite struct FairActorDeliveryTests {
@@ -742,6 +774,44 @@ private final class SettingHook: @unchecked Sendable {
     #expect(errors.withLock { $0 } == 1)
     #expect(model.number == 5)
     chain.unbind()
+  }
+
+  // The same on an actor of the user's: a chain's job there sets a member of a second chain
+  // isolated to that actor, whose sink corrects the value while another thread's change waits
+  // for the actor. The first chain's job returns with the second chain's own change delivered,
+  // and leaves the other thread's change, and the correction behind it, to the second chain's
+  // next job.
+  @Test func changesDrainedOnAnActorOfTheUsersAreAnotherThreads() async {
+    let worker = FairWorker()
+    let trigger = Feed()
+    let feed = Feed()
+    let seen = LockedBox<[Int]>([])
+    let seenWhenTheJobEnded = LockedBox<[Int]>([])
+    let second = Bind.inout(feed, \.x).inout(feed, \.y)
+      .out(key: "correct") { value in
+        seen.withLock { $0.append(value) }
+        guard value == 7 else { return }
+        startThread { feed.y = 500 }.wait()  // queued for the actor
+        feed.x = -1  // on the actor: the queued 500 goes first
+      }
+    let first = Bind.in(trigger, \.x)
+      .out(key: "relay") { value in
+        guard value == 1 else { return }
+        feed.x = 7  // on the actor: the second chain delivers it here
+        seenWhenTheJobEnded.withLock { $0 = seen.withLock { $0 } }
+      }
+    await worker.isolate(first)
+    await worker.isolate(second)
+    trigger.x = 1  // queued for the actor
+    #expect(await waitUntilIdle(first))
+    #expect(await waitUntilIdle(second))
+    #expect(seenWhenTheJobEnded.withLock { $0 } == [0, 7])
+    #expect(seen.withLock { $0 } == [0, 7, 500, -1])
+    #expect(second.currentValue == -1)
+    #expect(feed.x == -1)
+    #expect(feed.y == -1)
+    first.unbind()
+    second.unbind()
   }
 
   // Randomized, at volume: a producer thread sets the chain's two members while the main actor
