@@ -38,17 +38,27 @@ final class Explorer: @unchecked Sendable {
   /// others do.
   private(set) var steps: [Int] = []
 
+  /// How many runs reached other points than the picks they replayed had reached before
+  /// (`explore(limit:varies:_:)`).
+  private(set) var divergences = 0
+
   /// Runs `scenario` once per schedule of its threads' steps.
   ///
   /// - Parameters:
   ///   - limit: The most schedules to run; the exploration stops there, and `isExhausted` says
   ///     whether it had run them all.
+  ///   - varies: Whether the threads make choices the explorer does not pick. Observation calls
+  ///     the watches a change fires in the order of its hash tables, which are seeded per
+  ///     instance: with two watches armed, the same picks may reach other points. Such a run is
+  ///     checked like any other, and the exploration goes on from where it left the replayed
+  ///     picks (`divergences` counts them). Otherwise that is a failure: ChainBind's own steps are
+  ///     the same for the same picks.
   ///   - scenario: Sets up a fresh state on the calling thread and returns the threads' bodies
   ///     and the check to run once all of them finished (nil when the state is right, otherwise
   ///     what is wrong).
   /// - Returns: The first failure, or nil, and whether every schedule was run.
   func explore(
-    limit: Int,
+    limit: Int, varies: Bool = false,
     _ scenario: () -> (threads: [@Sendable () -> Void], check: () -> String?)
   ) -> (failure: Failure?, isExhausted: Bool) {
     // The picks of the run in progress: which thread, among how many that could go on.
@@ -63,7 +73,7 @@ final class Explorer: @unchecked Sendable {
       while runs < limit {
         runs += 1
         let (threads, check) = scenario()
-        if let problem = run(threads, replaying: &picks) ?? check() {
+        if let problem = run(threads, replaying: &picks, varies: varies) ?? check() {
           return (Failure(schedule: picks.map(\.taken), problem: problem), false)
         }
         // The next schedule: the last pick that has an alternative left takes it.
@@ -87,7 +97,8 @@ final class Explorer: @unchecked Sendable {
   // One run: picks in `picks` are replayed, then the first thread that may go on is picked, and
   // the pick is recorded. Returns what went wrong with the run itself, if anything.
   private func run(
-    _ threads: [@Sendable () -> Void], replaying picks: inout [(taken: Int, count: Int)]
+    _ threads: [@Sendable () -> Void], replaying picks: inout [(taken: Int, count: Int)],
+    varies: Bool
   ) -> String? {
     let goes = threads.map { _ in DispatchSemaphore(value: 0) }
     lock.withLock {
@@ -119,10 +130,14 @@ final class Explorer: @unchecked Sendable {
       let ready = finished.withLock { done in done.indices.filter { !done[$0] } }
       if ready.isEmpty { break }
       let taken: Int
-      if step < picks.count {
-        guard picks[step].count == ready.count else {
+      if step < picks.count, picks[step].count != ready.count {
+        guard varies else {
           return "step \(step): \(ready.count) threads could go on, \(picks[step].count) before"
         }
+        divergences += 1
+        picks.removeSubrange(step...)
+      }
+      if step < picks.count {
         taken = picks[step].taken
       } else {
         picks.append((0, ready.count))
@@ -140,8 +155,12 @@ final class Explorer: @unchecked Sendable {
     lock.withLock { workers = [:] }
     // What the threads' calls left to relays, delivered now, on this thread.
     Bind.runHeldRelays()
-    guard step == picks.count else {
-      return "ran \(step) steps where the same picks ran \(picks.count) before"
+    if step < picks.count {
+      guard varies else {
+        return "ran \(step) steps where the same picks ran \(picks.count) before"
+      }
+      divergences += 1
+      picks.removeSubrange(step...)
     }
     failed = false
     return nil
