@@ -23,6 +23,29 @@ private final class Label: @unchecked Sendable {
   init(_ explorer: Explorer) { self.explorer = explorer }
 }
 
+/// A `@Bound` input and an `@Observable` one, and their sum, which stops at a schedule point
+/// between its reads.
+private final class MixedSum: @unchecked Sendable {
+  let explorer: Explorer
+  let readsBoundFirst: Bool
+  let meter = Meter()
+  @Bound var a = 0
+  var sum: Int {
+    if readsBoundFirst {
+      let a = self.a
+      explorer.point()
+      return a + meter.level
+    }
+    let level = meter.level
+    explorer.point()
+    return a + level
+  }
+  init(_ explorer: Explorer, readsBoundFirst: Bool) {
+    self.explorer = explorer
+    self.readsBoundFirst = readsBoundFirst
+  }
+}
+
 /// Two `@Bound` inputs and a computed sum that stops at a schedule point between its reads.
 private final class Sums: @unchecked Sendable {
   let explorer: Explorer
@@ -844,6 +867,37 @@ extension InterleavingTests {
             meter.level = 7
             if label.value != 7 { return "after a later set, label \(label.value)" }
           #endif
+          return nil
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+}
+
+extension InterleavingTests {
+  // A member that reads a `@Bound` property and an `@Observable` one counts the `@Observable`
+  // changes its watch sees coming (will-set), so that a read made between the count and the
+  // store reads again. ChainBind's points before and after the count let a read begin there.
+  @Test(
+    "a member reading a @Bound and an @Observable property, each set on its own thread",
+    arguments: [true, false])
+  func mixedMemberInputsSetOnTwoThreads(readsBoundFirst: Bool) {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit) {
+      let mixed = MixedSum(explorer, readsBoundFirst: readsBoundFirst)
+      let label = Label(explorer)
+      let chain = Bind.in(mixed, \.sum).out(label, \.value)
+      return (
+        [{ mixed.a = 1 }, { mixed.meter.level = 10 }],
+        {
+          withExtendedLifetime(chain) {}
+          guard label.value == 11 else { return "label \(label.value), sum 11" }
+          // Both inputs are still observed.
+          mixed.meter.level = 20
+          guard label.value == 21 else { return "after a later level, label \(label.value)" }
+          mixed.a = 2
+          guard label.value == 22 else { return "after a later a, label \(label.value)" }
           return nil
         }
       )

@@ -1201,7 +1201,13 @@ final class ObservationTicket: @unchecked Sendable {
       }
       guard countsChanges else { return withObservationTracking(read, didSet: didSet) }
       return withObservationTracking(
-        read, willSet: { [ticket] _ in ticket.willChange() }, didSet: didSet)
+        read,
+        willSet: { [ticket] _ in
+          // Where a test reads before the change is counted, and after, before it is stored.
+          SchedulePoint.reach()
+          ticket.willChange()
+          SchedulePoint.reach()
+        }, didSet: didSet)
     }
   #else
     private static func arm<Value>(
