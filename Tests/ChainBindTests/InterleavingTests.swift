@@ -23,6 +23,31 @@ private final class Label: @unchecked Sendable {
   init(_ explorer: Explorer) { self.explorer = explorer }
 }
 
+/// Reads `a` or `b`, as its flag says.
+///
+/// The flag is a `@Bound` property or an `@Observable` one; the getter stops at a schedule point
+/// between reading the flag and reading the input.
+private final class Branch: @unchecked Sendable {
+  let explorer: Explorer
+  let observableFlag: Bool
+  let meter = Meter()
+  @Bound var readsA = true
+  @Bound var a = 0
+  @Bound var b = 0
+  var value: Int {
+    let readsA = observableFlag ? meter.level == 0 : self.readsA
+    explorer.point()
+    return readsA ? a : b
+  }
+  init(_ explorer: Explorer, observableFlag: Bool) {
+    self.explorer = explorer
+    self.observableFlag = observableFlag
+  }
+  func flip() {
+    if observableFlag { meter.level = 1 } else { readsA = false }
+  }
+}
+
 /// A `@Bound` input and an `@Observable` one, and their sum, which stops at a schedule point
 /// between its reads.
 private final class MixedSum: @unchecked Sendable {
@@ -898,6 +923,42 @@ extension InterleavingTests {
           guard label.value == 21 else { return "after a later level, label \(label.value)" }
           mixed.a = 2
           guard label.value == 22 else { return "after a later a, label \(label.value)" }
+          return nil
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+}
+
+extension InterleavingTests {
+  // A getter that branches tracks the branch its last read took: one thread flips the branch
+  // (a `@Bound` flag, or an `@Observable` one) while another sets both branches' inputs.
+  @Test(
+    "a computed member's branch flipped while another thread sets both branches' inputs",
+    arguments: [false, true])
+  func branchFlippedWhileInputsAreSet(observableFlag: Bool) {
+    let explorer = Explorer()
+    let outcome = explorer.explore(limit: Self.limit, varies: observableFlag) {
+      let branch = Branch(explorer, observableFlag: observableFlag)
+      let label = Label(explorer)
+      let chain = Bind.in(branch, \.value).out(label, \.value)
+      return (
+        [
+          { branch.flip() },
+          {
+            branch.a = 3
+            branch.b = 5
+          },
+        ],
+        {
+          withExtendedLifetime(chain) {}
+          guard label.value == 5 else { return "label \(label.value), value 5" }
+          // The branch taken is observed; the other is not.
+          branch.b = 6
+          guard label.value == 6 else { return "after a later b, label \(label.value)" }
+          branch.a = 4
+          guard label.value == 6 else { return "after a later a, label \(label.value)" }
           return nil
         }
       )
