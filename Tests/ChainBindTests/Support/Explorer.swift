@@ -10,8 +10,9 @@ import Foundation
 /// `Bind.withSchedulePoints`) or one the scenario puts in its user code (`point()` in a getter, a
 /// setter, a sink). There the explorer picks which thread goes on. Every other thread is stopped
 /// at a point meanwhile, and ChainBind holds none of its locks at one, so a run is deterministic
-/// for a given sequence of picks. The explorer runs the scenario again for each sequence, depth
-/// first, until it has run them all. A scenario must not hold a lock of its own across code that
+/// for a given sequence of picks (except for Observation's order, `explore(limit:varies:_:)`).
+/// The explorer runs the scenario again for each sequence, depth first, until it has run them
+/// all; each replay must let the same threads go on at each step as the run it replays. A scenario must not hold a lock of its own across code that
 /// may reach a point (a release may run a token's deinit): a thread stopped there would block the
 /// others, which the explorer reports as a deadlock.
 final class Explorer: @unchecked Sendable {
@@ -38,9 +39,18 @@ final class Explorer: @unchecked Sendable {
   /// others do.
   private(set) var steps: [Int] = []
 
-  /// How many runs reached other points than the picks they replayed had reached before
-  /// (`explore(limit:varies:_:)`).
+  /// How many runs let other threads go on than the run they replayed, at some step, or ended
+  /// sooner (`explore(limit:varies:_:)`).
   private(set) var divergences = 0
+
+  /// How many times the exploration took the order a replay met instead of the one it replayed
+  /// (`explore(limit:varies:_:)`): below each such step, schedules of the first order may not
+  /// have run.
+  private(set) var switches = 0
+
+  /// How many times in a row the explorer runs the same picks again while they take another
+  /// order, before it follows that order.
+  static let replayTries = 10
 
   /// Runs `scenario` once per schedule of its threads' steps.
   ///
@@ -49,10 +59,12 @@ final class Explorer: @unchecked Sendable {
   ///     whether it had run them all.
   ///   - varies: Whether the threads make choices the explorer does not pick. Observation calls
   ///     the watches a change fires in the order of its hash tables, which are seeded per
-  ///     instance: with two watches armed, the same picks may reach other points. Such a run is
-  ///     checked like any other, and the exploration goes on from where it left the replayed
-  ///     picks (`divergences` counts them). Otherwise that is a failure: ChainBind's own steps are
-  ///     the same for the same picks.
+  ///     instance: with two watches armed, the same picks may take another order in another run.
+  ///     Such a run is checked like any other (it is a real order), and counted in
+  ///     `divergences`; then the same picks run again, until a run replays them or
+  ///     `replayTries` runs did not: then the exploration follows the order met last from that
+  ///     step (`switches`), and schedules of the other order below it may not run. Otherwise a
+  ///     replay that differs is a failure: ChainBind's own steps are the same for the same picks.
   ///   - scenario: Sets up a fresh state on the calling thread and returns the threads' bodies
   ///     and the check to run once all of them finished (nil when the state is right, otherwise
   ///     what is wrong).
@@ -61,8 +73,9 @@ final class Explorer: @unchecked Sendable {
     limit: Int, varies: Bool = false,
     _ scenario: () -> (threads: [@Sendable () -> Void], check: () -> String?)
   ) -> (failure: Failure?, isExhausted: Bool) {
-    // The picks of the run in progress: which thread, among how many that could go on.
-    var picks: [(taken: Int, count: Int)] = []
+    // The picks of the run in progress: which thread, among those that could go on.
+    var picks: [Pick] = []
+    var tries = 0
     let explorerThread = currentThreadNumber()
     // The relays of this exploration's threads wait for the end of each run; other tests' run.
     let isExplored: @Sendable () -> Bool = { [self] in
@@ -73,11 +86,33 @@ final class Explorer: @unchecked Sendable {
       while runs < limit {
         runs += 1
         let (threads, check) = scenario()
-        if let problem = run(threads, replaying: &picks, varies: varies) ?? check() {
-          return (Failure(schedule: picks.map(\.taken), problem: problem), false)
+        var divergence: (step: Int, ready: [Int])?
+        if let problem = run(threads, replaying: &picks, varies: varies, divergence: &divergence)
+          ?? check()
+        {
+          let order = divergence.map { " (in another order from step \($0.step) on)" }
+          return (Failure(schedule: picks.map(\.taken), problem: problem + (order ?? "")), false)
         }
+        if let divergence {
+          divergences += 1
+          tries += 1
+          if tries < Self.replayTries { continue }
+          tries = 0
+          switches += 1
+          let step = divergence.step
+          if divergence.ready.isEmpty {
+            // It ended sooner: a whole run of the picks before `step`.
+            picks.removeSubrange(step...)
+          } else {
+            let taken = min(picks[step].taken, divergence.ready.count - 1)
+            picks.removeSubrange(step...)
+            picks.append(Pick(taken: taken, ready: divergence.ready))
+            continue
+          }
+        }
+        tries = 0
         // The next schedule: the last pick that has an alternative left takes it.
-        while let last = picks.last, last.taken + 1 >= last.count { picks.removeLast() }
+        while let last = picks.last, last.taken + 1 >= last.ready.count { picks.removeLast() }
         guard !picks.isEmpty else { return (nil, true) }
         picks[picks.count - 1].taken += 1
       }
@@ -94,11 +129,19 @@ final class Explorer: @unchecked Sendable {
     go.wait()
   }
 
+  // Which thread a step took, by its place among those that could go on.
+  private struct Pick {
+    var taken: Int
+    let ready: [Int]
+  }
+
   // One run: picks in `picks` are replayed, then the first thread that may go on is picked, and
-  // the pick is recorded. Returns what went wrong with the run itself, if anything.
+  // the pick is recorded. Returns what went wrong with the run itself, if anything. Where the
+  // run lets other threads go on than `picks` say, or ends sooner (`varies`), it says where, and
+  // which threads could go on (none: it ended); from there it takes the first, recording nothing.
   private func run(
-    _ threads: [@Sendable () -> Void], replaying picks: inout [(taken: Int, count: Int)],
-    varies: Bool
+    _ threads: [@Sendable () -> Void], replaying picks: inout [Pick], varies: Bool,
+    divergence: inout (step: Int, ready: [Int])?
   ) -> String? {
     let goes = threads.map { _ in DispatchSemaphore(value: 0) }
     lock.withLock {
@@ -129,18 +172,19 @@ final class Explorer: @unchecked Sendable {
     while true {
       let ready = finished.withLock { done in done.indices.filter { !done[$0] } }
       if ready.isEmpty { break }
-      let taken: Int
-      if step < picks.count, picks[step].count != ready.count {
+      if divergence == nil, step < picks.count, picks[step].ready != ready {
         guard varies else {
-          return "step \(step): \(ready.count) threads could go on, \(picks[step].count) before"
+          return "step \(step): threads \(ready) could go on, \(picks[step].ready) before"
         }
-        divergences += 1
-        picks.removeSubrange(step...)
+        divergence = (step, ready)
       }
-      if step < picks.count {
+      let taken: Int
+      if divergence != nil {
+        taken = 0
+      } else if step < picks.count {
         taken = picks[step].taken
       } else {
-        picks.append((0, ready.count))
+        picks.append(Pick(taken: 0, ready: ready))
         taken = 0
       }
       step += 1
@@ -155,12 +199,11 @@ final class Explorer: @unchecked Sendable {
     lock.withLock { workers = [:] }
     // What the threads' calls left to relays, delivered now, on this thread.
     Bind.runHeldRelays()
-    if step < picks.count {
+    if divergence == nil, step < picks.count {
       guard varies else {
         return "ran \(step) steps where the same picks ran \(picks.count) before"
       }
-      divergences += 1
-      picks.removeSubrange(step...)
+      divergence = (step, [])
     }
     failed = false
     return nil
