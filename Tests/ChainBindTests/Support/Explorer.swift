@@ -12,9 +12,10 @@ import Foundation
 /// at a point meanwhile, and ChainBind holds none of its locks at one, so a run is deterministic
 /// for a given sequence of picks (except for Observation's order, `explore(limit:varies:_:)`).
 /// The explorer runs the scenario again for each sequence, depth first, until it has run them
-/// all; each replay must let the same threads go on at each step as the run it replays. A scenario must not hold a lock of its own across code that
-/// may reach a point (a release may run a token's deinit): a thread stopped there would block the
-/// others, which the explorer reports as a deadlock.
+/// all; each replay must let the same threads go on at each step as the run it replays. A
+/// scenario must not hold a lock of its own across code that may reach a point (a release may
+/// run a token's deinit): a thread stopped there would block the others, which the explorer
+/// reports as a deadlock.
 final class Explorer: @unchecked Sendable {
   /// What one run of the scenario found wrong, with the picks that led there.
   struct Failure: CustomStringConvertible {
