@@ -12,7 +12,8 @@ import Foundation
 /// at a point meanwhile, and ChainBind holds none of its locks at one, so a run is deterministic
 /// for a given sequence of picks (except for Observation's order, `explore(limit:varies:_:)`).
 /// The explorer runs the scenario again for each sequence, depth first, until it has run them
-/// all; each replay must let the same threads go on at each step as the run it replays. A
+/// all; each replay must let the same threads go on at each step, each stopped at the same place
+/// (its call stack), as the run it replays. A
 /// scenario must not hold a lock of its own across code that may reach a point (a release may
 /// run a token's deinit): a thread stopped there would block the others, which the explorer
 /// reports as a deadlock.
@@ -25,9 +26,11 @@ final class Explorer: @unchecked Sendable {
   }
 
   private let lock = NSLock()
-  // Guarded by `lock`: the thread of each worker of the run in progress, and what lets each go on.
+  // Guarded by `lock`: the thread of each worker of the run in progress, what lets each go on,
+  // and where each is stopped (`place()`; 0 before its start).
   private var workers: [UInt: Int] = [:]
   private var goes: [DispatchSemaphore] = []
+  private var places: [Int] = []
   private let arrived = DispatchSemaphore(value: 0)
 
   /// The number of runs, one per schedule.
@@ -40,8 +43,8 @@ final class Explorer: @unchecked Sendable {
   /// others do.
   private(set) var steps: [Int] = []
 
-  /// How many runs let other threads go on than the run they replayed, at some step, or ended
-  /// sooner (`explore(limit:varies:_:)`).
+  /// How many runs let other threads go on than the run they replayed, or stopped them at other
+  /// places, at some step, or ended sooner (`explore(limit:varies:_:)`).
   private(set) var divergences = 0
 
   /// How many times the exploration took the order a replay met instead of the one it replayed
@@ -87,7 +90,7 @@ final class Explorer: @unchecked Sendable {
       while runs < limit {
         runs += 1
         let (threads, check) = scenario()
-        var divergence: (step: Int, ready: [Int])?
+        var divergence: (step: Int, ready: [Int], at: [Int])?
         if let problem = run(threads, replaying: &picks, varies: varies, divergence: &divergence)
           ?? check()
         {
@@ -107,7 +110,7 @@ final class Explorer: @unchecked Sendable {
           } else {
             let taken = min(picks[step].taken, divergence.ready.count - 1)
             picks.removeSubrange(step...)
-            picks.append(Pick(taken: taken, ready: divergence.ready))
+            picks.append(Pick(taken: taken, ready: divergence.ready, at: divergence.at))
             continue
           }
         }
@@ -124,16 +127,30 @@ final class Explorer: @unchecked Sendable {
   /// A schedule point in a scenario's user code: on a worker, waits until the explorer picks it
   /// again; on any other thread, returns at once.
   func point() {
-    let go = lock.withLock { workers[currentThreadNumber()].map { goes[$0] } }
-    guard let go else { return }
+    let worker = lock.withLock { workers[currentThreadNumber()] }
+    guard let worker else { return }
+    let place = Self.place()
+    let go = lock.withLock {
+      places[worker] = place
+      return goes[worker]
+    }
     arrived.signal()
     go.wait()
   }
 
-  // Which thread a step took, by its place among those that could go on.
+  // Where this thread is: its call stack's return addresses, hashed (the same code reached the
+  // same way in every run of this process).
+  private static func place() -> Int {
+    var hasher = Hasher()
+    for address in Thread.callStackReturnAddresses { hasher.combine(address.uintValue) }
+    return hasher.finalize()
+  }
+
+  // Which thread a step took, by its index among those that could go on, and where those were.
   private struct Pick {
     var taken: Int
     let ready: [Int]
+    let at: [Int]
   }
 
   // One run: picks in `picks` are replayed, then the first thread that may go on is picked, and
@@ -142,12 +159,13 @@ final class Explorer: @unchecked Sendable {
   // which threads could go on (none: it ended); from there it takes the first, recording nothing.
   private func run(
     _ threads: [@Sendable () -> Void], replaying picks: inout [Pick], varies: Bool,
-    divergence: inout (step: Int, ready: [Int])?
+    divergence: inout (step: Int, ready: [Int], at: [Int])?
   ) -> String? {
     let goes = threads.map { _ in DispatchSemaphore(value: 0) }
     lock.withLock {
       workers = [:]
       self.goes = goes
+      places = Array(repeating: 0, count: threads.count)
     }
     let finished = LockedBox(Array(repeating: false, count: threads.count))
     // Joined before the run ends: nothing of one run (a thread, what its closures hold) is
@@ -173,11 +191,14 @@ final class Explorer: @unchecked Sendable {
     while true {
       let ready = finished.withLock { done in done.indices.filter { !done[$0] } }
       if ready.isEmpty { break }
-      if divergence == nil, step < picks.count, picks[step].ready != ready {
+      let at = lock.withLock { ready.map { places[$0] } }
+      let differs = step < picks.count && (picks[step].ready != ready || picks[step].at != at)
+      if divergence == nil, differs {
         guard varies else {
-          return "step \(step): threads \(ready) could go on, \(picks[step].ready) before"
+          let places = picks[step].ready == ready ? ", stopped at other places" : ""
+          return "step \(step): threads \(ready) could go on\(places), \(picks[step].ready) before"
         }
-        divergence = (step, ready)
+        divergence = (step, ready, at)
       }
       let taken: Int
       if divergence != nil {
@@ -185,7 +206,7 @@ final class Explorer: @unchecked Sendable {
       } else if step < picks.count {
         taken = picks[step].taken
       } else {
-        picks.append(Pick(taken: 0, ready: ready))
+        picks.append(Pick(taken: 0, ready: ready, at: at))
         taken = 0
       }
       step += 1
@@ -204,7 +225,7 @@ final class Explorer: @unchecked Sendable {
       guard varies else {
         return "ran \(step) steps where the same picks ran \(picks.count) before"
       }
-      divergence = (step, [])
+      divergence = (step, [], [])
     }
     failed = false
     return nil
