@@ -147,6 +147,17 @@ enum SourceKind: String, CaseIterable, CustomTestStringConvertible {
       return holder
     }
   }
+
+  /// Changes what `source`, made by `bind(to:capturing:)`, sends: its chain delivers.
+  fileprivate func change(_ source: AnyObject) {
+    switch self {
+    case .bound: (source as? Model)?.int += 1
+    case .nestedPath: (source as? Holder)?.child.int += 1
+    case .computed: (source as? Sum)?.a += 1
+    case .observable: (source as? Settings)?.volume += 0.1
+    case .observableNested: (source as? ObservedHolder)?.settings.name += "b"
+    }
+  }
 }
 
 /// Runs `cycle` `cycles` times on each of two threads at once (passing the thread's index, 0 or
@@ -201,6 +212,33 @@ private func operationsUntil(_ isDone: () -> Bool) -> Int {
     #expect(weakSource == nil)
     #expect(weakLabel == nil)
     // The sink, and so the chain, went with the source, before any other ChainBind operation.
+    #expect(weakCaptured == nil)
+    #expect(registry.activeChainCount == 0)
+  }
+
+  // An `@Observable` member keeps the watch that fired armed for the changes after it: kept,
+  // it still lets its object's end be seen.
+  @Test(
+    "a chain ends as its source's object is released, after the source changed",
+    arguments: SourceKind.allCases)
+  func endsWithItsChangedSource(kind: SourceKind) {
+    let registry = ScopedRegistry()
+    let label = Plain()
+    weak var weakSource: AnyObject?
+    weak var weakCaptured: Captured?
+    registry.withScope {
+      let captured = Captured()
+      let source = kind.bind(to: label, capturing: captured)
+      let before = (label.int, label.double, label.string)
+      kind.change(source)
+      kind.change(source)
+      #expect((label.int, label.double, label.string) != before)
+      weakSource = source
+      weakCaptured = captured
+      #expect(registry.activeChainCount == 1)
+    }
+    // The label lives on: the source's end alone ended the chain, before any other operation.
+    #expect(weakSource == nil)
     #expect(weakCaptured == nil)
     #expect(registry.activeChainCount == 0)
   }

@@ -975,3 +975,46 @@ extension InterleavingTests {
     expectExhaustive(explorer, outcome)
   }
 }
+
+extension InterleavingTests {
+  // A member that is an `@Observable` class's own property keeps the watch that fired armed, and
+  // re-reads without arming another: from its first change on (made before the threads start,
+  // or by them), every set on either thread still reaches the label.
+  @Test(
+    "a flat @Observable property set on two threads: the member ends at the last",
+    arguments: [true, false])
+  func flatObservableSetOnTwoThreads(changedFirst: Bool) {
+    let explorer = Explorer()
+    // About 9 400 schedules when the member is flat before the threads start, 4 800 otherwise.
+    let outcome = explorer.explore(limit: 20_000) {
+      let meter = Meter()
+      let label = IntLabel(explorer)
+      let chain = Bind.in(meter, \.level).out(label, \.value)
+      if changedFirst { meter.level = 1 }
+      return (
+        [
+          { meter.level = 2 },
+          {
+            meter.level = 3
+            meter.level = 4
+          },
+        ],
+        {
+          withExtendedLifetime(chain) {}
+          guard label.value == meter.level else {
+            return "label \(label.value), level \(meter.level)"
+          }
+          #if os(Linux)
+            // The watch is still armed: later sets reach the label at once.
+            for next in 7...9 {
+              meter.level = next
+              if label.value != next { return "after a later set \(next), label \(label.value)" }
+            }
+          #endif
+          return nil
+        }
+      )
+    }
+    expectExhaustive(explorer, outcome)
+  }
+}

@@ -235,6 +235,14 @@ final class TrackedSource: @unchecked Sendable {
     // A watch is kept (`State.firedWatch`): read without the lock by reads that access no
     // `@Observable` property, which drop it.
     private let keepsWatch = Atomic<Bool>(false)
+    // The member is an `@Observable` class's own property (`\.count`, seen changed by its watch):
+    // its getter, the macro's, reads that property only, so a kept watch covers every later read
+    // (`collect`).
+    private let readsFlatObservable = Atomic<Bool>(false)
+    // `keep` replaced a watch kept with another read's (`collect`).
+    private let keptWatchReplaced = Atomic<Bool>(false)
+
+    var isFlatObservable: Bool { readsFlatObservable.load(ordering: .relaxed) }
   #endif
   // The member's initial sync was written off the chain's delivery, which finishes it in its
   // order (`ChainCore.syncNewMember`): `SyncState`. Until then the member's reads send nothing.
@@ -264,6 +272,16 @@ final class TrackedSource: @unchecked Sendable {
   // `@Observable` class it touches, and no longer what it did not touch. Inside the chain's
   // delivery, like every read of the member.
   func collect<Value>(_ read: () -> Value) -> Value {
+    #if os(Linux)
+      // A flat `@Observable` member whose watch is kept: that watch stays armed, and fires for
+      // every change from now on; nothing to collect, and no watch to arm.
+      if readsObservable, !isWatched, readsFlatObservable.load(ordering: .relaxed),
+        keepsWatch.load(ordering: .relaxed), collector.observed.isEmpty,
+        !keptWatchReplaced.exchange(false, ordering: .relaxed)
+      {
+        return read()
+      }
+    #endif
     let wasReading = isReading
     let collector = wasReading ? DependencyCollector() : self.collector
     // A link now an object of a subclass may be read by an override (`readSubclassObject`).
@@ -373,7 +391,10 @@ final class TrackedSource: @unchecked Sendable {
       var replaced: FiredWatch?
       let kept = state.withLock { state in
         guard state.member != nil else { return false }
-        if state.firedWatch?.ticket !== watch.ticket { replaced = state.firedWatch }
+        if state.firedWatch?.generation != watch.generation { replaced = state.firedWatch }
+        // Another read's watch: the one replaced may be the only one armed while this one was
+        // cancelled meanwhile, by the keeping of that one. The next read arms one.
+        if replaced != nil { keptWatchReplaced.store(true, ordering: .relaxed) }
         state.firedWatch = watch
         state.keptSince = readGeneration.load(ordering: .relaxed)
         keepsWatch.store(true, ordering: .relaxed)
@@ -381,6 +402,18 @@ final class TrackedSource: @unchecked Sendable {
       }
       replaced?.cancel()
       return kept
+    }
+
+    // The watch of the read `generation` fired again while it is the one kept: kept as it is.
+    // False when another is kept, or none (`keep`).
+    func keepsAgain(_ generation: Int) -> Bool {
+      state.withLock { state in
+        guard state.member != nil, state.firedWatch?.generation == generation else {
+          return false
+        }
+        state.keptSince = readGeneration.load(ordering: .relaxed)
+        return true
+      }
     }
 
     // A read ended that `armed` a watch of its own, or accessed no `@Observable` property:
@@ -478,6 +511,11 @@ final class TrackedSource: @unchecked Sendable {
   #if os(Linux)
     // A watch fired for a change of `tracking`'s property, on this thread.
     func observableChanged(_ tracking: ObservationTracking) {
+      if !readsFlatObservable.load(ordering: .relaxed), let member,
+        tracking.changed == member.access.keyPath
+      {
+        readsFlatObservable.store(true, ordering: .relaxed)
+      }
       if openBatches.load(ordering: .relaxed) > 0, Batch.openHere != nil, readsInBatch(tracking) {
         return
       }
@@ -1011,7 +1049,7 @@ final class LastRead<Value>: @unchecked Sendable {
 //
 // @unchecked Sendable: `owner` lives in its lock; `isArmed` is set before the ticket is shared.
 final class ObservationTicket: @unchecked Sendable {
-  private struct Owner {
+  fileprivate struct Owner {
     weak var source: TrackedSource?
     // The source's read that armed it (`fired`).
     var generation = 0
@@ -1027,7 +1065,7 @@ final class ObservationTicket: @unchecked Sendable {
     var isEnded = false
   }
 
-  private let owner: SpinLocked<Owner>
+  fileprivate let owner: SpinLocked<Owner>
   // Observation holds the watch, and so this ticket. Set by the arming thread while it holds
   // the ticket; read by the deinit only.
   @exclusivity(unchecked) private var isArmed = false
@@ -1044,20 +1082,21 @@ final class ObservationTicket: @unchecked Sendable {
   // the property before the change, and its own watch be armed after it. Any other
   // older read's watch only cancels itself: the latest read's watch, or its count of changes
   // (`TrackedSource.collect`), has the change.
-  // `keeps`: it is kept armed (Linux, `TrackedSource.keep`); any other is cancelled, and ends.
-  private func fired() -> (TrackedSource?, keeps: Bool) {
+  // `keeps`: it is kept armed (Linux, `TrackedSource.keep`), as the watch of the read
+  // `generation`; any other is cancelled, and ends.
+  private func fired() -> (TrackedSource?, keeps: Bool, generation: Int) {
     owner.withLock { owner in
-      guard !owner.isEnded else { return (nil, false) }
+      guard !owner.isEnded else { return (nil, false, 0) }
       guard let source = owner.source else {
         owner.firedUnowned = true
         owner.isEnded = true
-        return (nil, false)
+        return (nil, false, 0)
       }
       // Chosen by Observation before the source cancelled it: the change may be one the read
       // that armed the newer watch missed.
       if owner.isCancelled {
         owner.isEnded = true
-        return (source, false)
+        return (source, false, 0)
       }
       let isLatest = source.readGeneration.load(ordering: .relaxed) == owner.generation
       guard
@@ -1065,21 +1104,16 @@ final class ObservationTicket: @unchecked Sendable {
           || source.coveredGeneration.load(ordering: .sequentiallyConsistent) == owner.generation
       else {
         owner.isEnded = true
-        return (nil, false)
+        return (nil, false, 0)
       }
       // Kept: its next firing is during the re-read this one starts, or after it.
       owner.rereadsWhenOlder = true
-      return (source, true)
+      return (source, true, owner.generation)
     }
   }
 
   // It fired before a source adopted it (`adopt`).
   var firedUnadopted: Bool { owner.withLock { $0.firedUnowned } }
-
-  // The source cancelled it (`FiredWatch.cancel`).
-  func cancelled() {
-    owner.withLock { $0.isCancelled = true }
-  }
 
   // A property the watch observes is about to change, before its new value is stored. While
   // its read is the latest, a read that begins before the change is stored counts it too late:
@@ -1186,11 +1220,16 @@ final class ObservationTicket: @unchecked Sendable {
         // (`TrackedSource.keep`); any other is cancelled (`fired`).
         // Where a test holds a thread between Observation's choice of this watch and this call.
         SchedulePoint.reach()
-        let (source, keeps) = ticket.fired()
+        let (source, keeps, generation) = ticket.fired()
         guard let source else { return tracking.cancel() }
+        // Where a test holds a thread between the choice to keep this watch and its keeping, for
+        // the member that reads without arming a watch (`TrackedSource.isFlatObservable`).
+        if keeps, source.isFlatObservable { SchedulePoint.reach() }
         if keeps {
-          let watch = FiredWatch(ticket: ticket, tracking: tracking)
-          if !source.keep(watch) { watch.cancel() }
+          if !source.keepsAgain(generation) {
+            let watch = FiredWatch(ticket: ticket, generation: generation, tracking: tracking)
+            if !source.keep(watch) { watch.cancel() }
+          }
         } else {
           // Cancelled by a read that began meanwhile and armed a newer watch, which may not
           // have fired: this re-read, which no kept watch covers, is covered by that one.
@@ -1230,16 +1269,24 @@ final class ObservationTicket: @unchecked Sendable {
   // A class: `ObservationTracking`'s layout is not known here (another module's, resilient), and
   // copying it inside the source's lock costs more than this allocation.
   final class FiredWatch: Sendable {
-    let ticket: ObservationTicket
+    // The ticket's state, not the ticket: while the watch is armed, Observation holds the
+    // ticket, and its end (the ticket's deinit) tells the source that its object may be gone;
+    // a watch kept must not delay that.
+    private let owner: SpinLocked<ObservationTicket.Owner>
+    // The read whose watch it is (unique per source): a later ticket may have the address of a
+    // dead one.
+    let generation: Int
     let tracking: ObservationTracking
 
-    init(ticket: ObservationTicket, tracking: ObservationTracking) {
-      self.ticket = ticket
+    init(ticket: ObservationTicket, generation: Int, tracking: ObservationTracking) {
+      owner = ticket.owner
+      self.generation = generation
       self.tracking = tracking
     }
 
+    // As `ObservationTicket.cancelled`, then Observation's cancel.
     func cancel() {
-      ticket.cancelled()
+      owner.withLock { $0.isCancelled = true }
       tracking.cancel()
     }
   }
