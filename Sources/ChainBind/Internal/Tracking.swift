@@ -1284,7 +1284,8 @@ final class ObservationTicket: @unchecked Sendable {
       self.tracking = tracking
     }
 
-    // As `ObservationTicket.cancelled`, then Observation's cancel.
+    // Marks the ticket cancelled, so that a call Observation chose before re-reads once more
+    // and ends (`ObservationTicket.fired`); then Observation's cancel.
     func cancel() {
       owner.withLock { $0.isCancelled = true }
       tracking.cancel()
