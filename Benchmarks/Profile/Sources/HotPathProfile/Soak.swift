@@ -14,6 +14,7 @@
 import ChainBind
 import Dispatch
 import MallocStats
+import Observation
 import Synchronization
 
 #if canImport(Glibc)
@@ -149,6 +150,33 @@ private func finish<Value>(
   }
 }
 
+/// Uses of `chain`, from `source`'s `keyPath`, given a target: each `set`s what the key path
+/// reads; at the end the target must show what it reads. (The caller binds with the key path's
+/// literal, which folds into the member's read as in an app.)
+private func following<Source: AnyObject>(
+  _ chain: Chain<Int>, _ source: Source, _ keyPath: KeyPath<Source, Int>,
+  set: @escaping (Int) -> Void
+) -> SoakUses {
+  let target = Target()
+  chain.out(target, \.value)
+  return SoakUses(
+    use: set,
+    finish: { uses in
+      precondition(target.value == source[keyPath: keyPath], "soak: the member did not follow")
+      finish(chain, keeping: source)(uses)
+    })
+}
+
+/// Uses that bind a chain (`bind`), give it a target, and unbind it.
+private func bindingAndUnbinding(_ bind: @escaping () -> Chain<Int>) -> SoakUses {
+  let target = Target()
+  return SoakUses(use: { _ in bind().out(target, \.value).unbind() })
+}
+
+/// The soak's `@Observable` source, not `ObservedModel`: a use of that class's key path here made
+/// Observation's own lookups in the `observable` mode slower (Docs/Performance.md, "Soak").
+@Observable final class SoakObserved { var value = 0 }
+
 /// A two-way pair of an `Int` model and a text field, as in a form; `configure` adds to the
 /// chain before the field.
 private func numberField(_ configure: (Chain<Int>) -> Void = { _ in }) -> (
@@ -281,6 +309,51 @@ func soakOperations() -> [SoakOperation] {
       let model = SoakModel()
       let target = Target()
       return SoakUses(use: { _ in Bind.inout(model, \.number).out(target, \.value).unbind() })
+    },
+    SoakOperation(name: "computed member's input set") {
+      let sum = Sum()
+      return following(Bind.in(sum, \.total), sum, \.total) { sum.a = $0 }
+    },
+    SoakOperation(name: "path's leaf set") {
+      let root = Root()
+      return following(Bind.in(root, \.mid.leaf.value), root, \.mid.leaf.value) {
+        root.mid.leaf.value = $0
+      }
+    },
+    SoakOperation(name: "path's link replaced") {
+      let root = Root()
+      let mids = [Mid(), Mid()]
+      mids[1].leaf.value = 1
+      return following(Bind.in(root, \.mid.leaf.value), root, \.mid.leaf.value) {
+        root.mid = mids[$0 % 2]
+      }
+    },
+    SoakOperation(name: "@Observable property set") {
+      let model = SoakObserved()
+      return following(Bind.in(model, \.value), model, \.value) { model.value = $0 }
+    },
+    SoakOperation(name: "computed chain bound and unbound") {
+      let sum = Sum()
+      return bindingAndUnbinding { Bind.in(sum, \.total) }
+    },
+    SoakOperation(name: "path chain bound and unbound") {
+      let root = Root()
+      return bindingAndUnbinding { Bind.in(root, \.mid.leaf.value) }
+    },
+    // With a set between: Observation keeps a watch until the property next changes
+    // (Docs/Semantics.md, "When a chain ends"), so binds with no set between keep one each.
+    SoakOperation(name: "@Observable chain bound, set, unbound") {
+      let model = SoakObserved()
+      let target = Target()
+      return SoakUses(
+        use: {
+          let chain = Bind.in(model, \.value).out(target, \.value)
+          model.value = $0
+          chain.unbind()
+        },
+        finish: { uses in
+          precondition(target.value == uses - 1, "soak: the chain did not follow the set")
+        })
     },
     SoakOperation(name: "control subscribed and unbound") {
       let model = SoakModel()
