@@ -233,7 +233,8 @@ final class TrackedSource: @unchecked Sendable {
   let sendsFirstRead: Bool
   #if os(Linux)
     // A watch is kept (`State.firedWatch`): read without the lock by reads that access no
-    // `@Observable` property, which drop it.
+    // `@Observable` property, which drop it, and by a flat member's read, which arms none while
+    // it is set (`collect`).
     private let keepsWatch = Atomic<Bool>(false)
     // The member is an `@Observable` class's own property (`\.count`, seen changed by its watch):
     // its getter, the macro's, reads that property only, so a kept watch covers every later read
