@@ -670,3 +670,61 @@ extension TrackedRaceTests {
     }
   }
 }
+
+/// `source.x`, doubled, read through a getter that `pause` may hold.
+private final class Doubler: @unchecked Sendable {
+  let source: Source
+  let pause = Pause()
+  let reads = LockedBox(0)
+  init(_ source: Source) { self.source = source }
+  var doubled: Int {
+    let value = source.x
+    reads.withLock { $0 += 1 }
+    pause.pauseIfArmed()
+    return value * 2
+  }
+}
+
+extension TrackedRaceTests {
+  // A set tells the property's observers one by one, from a copy taken under the token's lock.
+  // While the first one's re-read is held in its getter, another thread stops a second member
+  // observing the property and starts a third: the list goes from two observers to one and
+  // back to two. The member that stopped reads nothing more; the others end at the latest value.
+  @Test func observersChangeWhileASetTellsThem() {
+    let source = Source()
+    let first = Doubler(source)
+    let second = Doubler(source)
+    let third = Doubler(source)
+    let seenFirst = LockedBox<[Int]>([])
+    let seenSecond = LockedBox<[Int]>([])
+    let seenThird = LockedBox<[Int]>([])
+    let chainFirst = Bind.in(first, \.doubled).out(key: "seen") { v in
+      seenFirst.withLock { $0.append(v) }
+    }
+    let chainSecond = Bind.in(second, \.doubled).out(key: "seen") { v in
+      seenSecond.withLock { $0.append(v) }
+    }
+    source.x = 1
+    first.pause.arm()
+    let setting = startThread { source.x = 5 }
+    #expect(first.pause.reached.wait(timeout: .now() + 30) == .success)
+    chainSecond.unbind()
+    let secondReads = second.reads.withLock { $0 }
+    let chainThird = Bind.in(third, \.doubled).out(key: "seen") { v in
+      seenThird.withLock { $0.append(v) }
+    }
+    first.pause.resume.signal()
+    #expect(setting.wait(timeout: .now() + 30) == .success)
+    source.x = 6
+    #expect(seenFirst.withLock { $0 } == [0, 2, 10, 12])
+    #expect(seenSecond.withLock { $0 } == [0, 2])
+    #expect(second.reads.withLock { $0 } == secondReads)
+    #expect(seenThird.withLock { $0 } == [10, 12])
+    chainFirst.unbind()
+    chainThird.unbind()
+    let reads = (first.reads.withLock { $0 }, third.reads.withLock { $0 })
+    source.x = 7
+    #expect(first.reads.withLock { $0 } == reads.0)
+    #expect(third.reads.withLock { $0 } == reads.1)
+  }
+}

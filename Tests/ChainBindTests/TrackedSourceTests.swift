@@ -356,3 +356,95 @@ struct TrackedEdgeTests {
     secondChain.unbind()
   }
 }
+
+/// A getter that reads `count`, then the first `count` of `parts` (in reverse when `backwards`):
+/// what it reads grows, shrinks and changes order with `count`.
+private final class Parts {
+  @Bound var count = 1
+  @Bound var backwards = false
+  @Bound var p0 = 0
+  @Bound var p1 = 0
+  @Bound var p2 = 0
+  @Bound var p3 = 0
+  var reads = 0
+  var total: Int {
+    reads += 1
+    let parts = [\Parts.p0, \.p1, \.p2, \.p3].prefix(count)
+    return (backwards ? Array(parts.reversed()) : Array(parts)).reduce(0) { $0 + self[keyPath: $1] }
+  }
+}
+
+@Suite("Tracked sources: what a getter reads changes from read to read")
+struct TrackedReadsChangeTests {
+  // Each step sets `count` (and `backwards`), then sets every part: exactly the parts the last
+  // read read make the getter read again, and the chain ends at the total.
+  @Test(
+    "the member observes exactly what its last read read",
+    arguments: [
+      [1, 3, 1, 4, 2, 0, 4, 4, 1],
+      [4, 0, 4, 2, 3, 3, 1, 0, 2],
+    ])
+  func observesTheLastRead(counts: [Int]) {
+    let parts = Parts()
+    var seen = 0
+    let chain = Bind.in(parts, \.total).out(key: "total") { seen = $0 }
+    for (step, count) in counts.enumerated() {
+      parts.count = count
+      parts.backwards = step % 3 == 1
+      for (index, part) in [\Parts.p0, \.p1, \.p2, \.p3].enumerated() {
+        let reads = parts.reads
+        parts[keyPath: part] += 1
+        #expect(
+          parts.reads == reads + (index < count ? 1 : 0),
+          "step \(step), count \(count), p\(index)")
+      }
+      #expect(seen == parts.total)
+    }
+    chain.unbind()
+  }
+}
+
+/// `counter.value + offset`: a tracked member over another object's `@Bound` property.
+private final class Offset {
+  let counter: Counter
+  let offset: Int
+  init(_ counter: Counter, _ offset: Int) {
+    self.counter = counter
+    self.offset = offset
+  }
+  var value: Int { counter.value + offset }
+}
+
+private final class Counter {
+  @Bound var value = 0
+}
+
+@Suite("Tracked sources: several members read one property")
+struct SharedDependencyTests {
+  // Three chains observe one property; they stop, one at a time, in every order: each set
+  // reaches exactly the chains still bound.
+  @Test(
+    "each set reaches exactly the members still observing",
+    arguments: [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]])
+  func stopInAnyOrder(order: [Int]) {
+    let counter = Counter()
+    let readers = (0..<3).map { Offset(counter, $0 * 100) }
+    var seen: [[Int]] = [[], [], []]
+    let chains = readers.indices.map { index in
+      Bind.in(readers[index], \.value).out(key: "seen") { seen[index].append($0) }
+    }
+    var bound = Set(readers.indices)
+    for (step, stopping) in order.enumerated() {
+      counter.value = step + 1
+      for index in readers.indices {
+        #expect(
+          (seen[index].last == (step + 1) + index * 100) == bound.contains(index),
+          "step \(step), reader \(index)")
+      }
+      chains[stopping].unbind()
+      bound.remove(stopping)
+    }
+    counter.value = 99
+    #expect(seen.allSatisfy { $0.last != 99 })
+  }
+}

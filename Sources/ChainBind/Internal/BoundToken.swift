@@ -13,7 +13,7 @@ final class BoundToken: @unchecked Sendable {
   // Touched only by `Held` (.ci/check-locks checks that nothing else names them). The member,
   // while the membership lasts; the tracked members that read this property (Tracking.swift).
   @usableFromInline @exclusivity(unchecked) var _member: Member?
-  @exclusivity(unchecked) var _observers: ContiguousArray<TrackedSource> = []
+  @exclusivity(unchecked) var _observers = TokenObservers.none
   // How many observers there are, for a set to check without locking.
   @usableFromInline let observerCount = Atomic<Int32>(0)
   // Last: one byte, after the words (37 bytes in all, where the fields in any other order take 48).
@@ -35,18 +35,14 @@ final class BoundToken: @unchecked Sendable {
       get { token.with { $0._member } }
       nonmutating set { token.with { $0._member = newValue } }
     }
-    var observers: ContiguousArray<TrackedSource> { token.with { $0._observers } }
+    var observers: TokenObservers { token.with { $0._observers } }
     // The observer, when there is exactly one (most often): taken without copying the list.
-    var onlyObserver: TrackedSource? {
-      token.with { $0._observers.count == 1 ? $0._observers[0] : nil }
-    }
+    var onlyObserver: TrackedSource? { token.with { $0._observers.only } }
 
     // Changed in place, through the token without a retain: a tracked member stops observing a
     // token that may be in its deinit (waiting for the member's lock, Tracking.swift), where a
     // retain and its release would run the deinit again.
-    func updateObservers<Result>(
-      _ body: (inout ContiguousArray<TrackedSource>) -> Result
-    ) -> Result {
+    func updateObservers<Result>(_ body: (inout TokenObservers) -> Result) -> Result {
       token.with { body(&$0._observers) }
     }
   }
@@ -357,7 +353,7 @@ final class BoundProbe: @unchecked Sendable {
     if probe.isTracked, touched == 1, probe.firstStepIsInherited,
       keyPath is ReferenceWritableKeyPath<Object, Target>
     {
-      probe.inheritedToken = probe.collector?.tokens.first
+      probe.inheritedToken = probe.collector?.tokens.first?.object
     }
     if probe.isTracked, ticket == nil, probe.pathSteps.count > 1, probe.stepsAreDeclaredClasses,
       probe.pathSteps.count == probe.collector?.tokens.count, probe.readsPath(keyPath)

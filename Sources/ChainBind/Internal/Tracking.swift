@@ -27,9 +27,9 @@ final class DependencyCollector {
   @exclusivity(unchecked) private(set) var observed: ContiguousArray<Unretained<BoundToken>> = []
   // How many of this read's tokens were `observed`'s first ones, in order.
   @exclusivity(unchecked) private var matched = 0
-  // This read's tokens, once one differed from `observed`; held, so that none dies before the
-  // member observes it.
-  @exclusivity(unchecked) private(set) var tokens: ContiguousArray<BoundToken> = []
+  // This read's tokens, once one differed from `observed`; each retained until the read ends,
+  // so that none dies before the member observes it.
+  @exclusivity(unchecked) private(set) var tokens: ContiguousArray<Unretained<BoundToken>> = []
   @exclusivity(unchecked) private var diverged = false
   // The read (the last one, once it ended) reached a property through an object of a subclass
   // of its declaring class, which may override a property along the path (`TrackedSource.collect`).
@@ -45,6 +45,8 @@ final class DependencyCollector {
   let addressesMislead = Atomic<Bool>(false)
 
   init() {}
+
+  deinit { end() }
 
   // A read for `source` (nil: a probe's read, which observes nothing) begins.
   func begin(for source: TrackedSource?) {
@@ -63,20 +65,19 @@ final class DependencyCollector {
 
   // The read ends: what it retained is released.
   func end() {
-    for token in observed.prefix(matched) { token.release() }
+    for index in 0..<matched { observed[index].release() }
     matched = 0
-    if !tokens.isEmpty { tokens.removeAll(keepingCapacity: true) }
+    while let token = tokens.popLast() { token.release() }
     diverged = false
     source = nil
   }
 
-  // Every token this read touched, held, for the member to observe; they become `observed`.
-  func takeTokens() -> ContiguousArray<BoundToken> {
+  // Every token this read touched becomes `observed`, for the member to observe: held until the
+  // read ends.
+  func takeTokens() -> ContiguousArray<Unretained<BoundToken>> {
     if !diverged { diverge() }
-    // In place: a changed path (a replaced link) allocates no new list.
-    observed.removeAll(keepingCapacity: true)
-    for token in tokens { observed.append(Unretained(token)) }
-    return tokens
+    observed.replaceContents(with: tokens)
+    return observed
   }
 
   // A @Bound property was read, of an object of exactly its declaring class or not: observe it
@@ -103,14 +104,14 @@ final class DependencyCollector {
         return
       }
       // Read again (a getter that reads a property twice): nothing new.
-      if observed.prefix(matched).contains(where: { $0.address == token.address }) { return }
+      if observed[..<matched].contains(token) { return }
       diverge()
     }
-    if tokens.contains(where: { token.refers(to: $0) }) { return }
-    let token = token.object
+    if tokens.contains(token) { return }
+    token.retain()
     tokens.append(token)
     // Observed now unless the last read observed it (by address, unless addresses mislead).
-    if let source, addressesMislead || !observed.contains(where: { $0.refers(to: token) }) {
+    if let source, addressesMislead || !observed.contains(token) {
       source.observeNow(token)
     }
   }
@@ -118,10 +119,7 @@ final class DependencyCollector {
   // From here on, the tokens are listed: the matched ones first, retained since they were read.
   private func diverge() {
     diverged = true
-    for token in observed.prefix(matched) {
-      tokens.append(token.object)
-      token.release()
-    }
+    for index in 0..<matched { tokens.append(observed[index]) }
     matched = 0
   }
 }
@@ -437,49 +435,32 @@ final class TrackedSource: @unchecked Sendable {
   // Observes `tokens` (alive: the caller holds them) and stops observing the rest. Lock order:
   // this source's lock, then a token's. A token in `dependencies` may be in its deinit, waiting
   // in `tokenEnded` for this lock: it is compared by address and used without a retain.
-  private func observe(_ tokens: ContiguousArray<BoundToken>) {
+  private func observe(_ tokens: ContiguousArray<Unretained<BoundToken>>) {
     state.withLock { state in
       guard state.member != nil else { return }
       // Its object's token not read, its address may be another's once it dies: forgotten.
       let object = objectToken.load(ordering: .relaxed)
-      if object != 0,
-        !tokens.contains(where: { UInt(bitPattern: Unretained($0).address) == object })
-      {
+      if object != 0, !tokens.contains(where: { UInt(bitPattern: $0.address) == object }) {
         objectToken.store(0, ordering: .relaxed)
       }
-      if Self.same(state.dependencies, tokens) { return }  // the same properties as last time
-      // Taken out, so that the list is changed in place: a replaced link allocates no new one.
-      var list = state.dependencies
-      state.dependencies = []
-      for dependency in list where !tokens.contains(where: { dependency.refers(to: $0) }) {
-        dependency.with { $0.removeObserver(self) }
+      if state.dependencies == tokens { return }  // the same properties as last time
+      for index in state.dependencies.indices where !tokens.contains(state.dependencies[index]) {
+        state.dependencies[index].with { $0.removeObserver(self) }
       }
-      for token in tokens
-      where !list.contains(where: { $0.refers(to: token) }) {
-        token.addObserver(self)
+      for index in tokens.indices where !state.dependencies.contains(tokens[index]) {
+        tokens[index].with { $0.addObserver(self) }
       }
-      list.removeAll(keepingCapacity: true)
-      for token in tokens { list.append(Unretained(token)) }
-      state.dependencies = list
+      state.dependencies.replaceContents(with: tokens)
     }
-  }
-
-  // Whether `observed` are `tokens`, in order, by address.
-  private static func same(
-    _ observed: ContiguousArray<Unretained<BoundToken>>, _ tokens: ContiguousArray<BoundToken>
-  ) -> Bool {
-    observed.count == tokens.count
-      && zip(observed, tokens).allSatisfy { $0.refers(to: $1) }
   }
 
   // The read in progress reached `token` (alive: the collector holds it): observe it now. The
   // read's `observe` keeps it, or stops observing it when the read did not use it after all.
-  func observeNow(_ token: BoundToken) {
+  func observeNow(_ token: Unretained<BoundToken>) {
     state.withLock { state in
-      guard state.member != nil, !state.dependencies.contains(where: { $0.refers(to: token) })
-      else { return }
-      token.addObserver(self)
-      state.dependencies.append(Unretained(token))
+      guard state.member != nil, !state.dependencies.contains(token) else { return }
+      token.with { $0.addObserver(self) }
+      state.dependencies.append(token)
     }
   }
 
@@ -828,6 +809,65 @@ final class TrackedSource: @unchecked Sendable {
   }
 }
 
+// The tracked members observing a token, in the order they began to: most often one, kept
+// without a list, so that observing a property and no longer observing it (a replaced link)
+// allocates and copies nothing. One word, like the list alone.
+enum TokenObservers {
+  case none
+  case one(TrackedSource)
+  case many(ContiguousArray<TrackedSource>)
+
+  var count: Int {
+    switch self {
+    case .none: 0
+    case .one: 1
+    case .many(let list): list.count
+    }
+  }
+
+  // The observer, when there is exactly one.
+  var only: TrackedSource? {
+    if case .one(let source) = self { return source }
+    return nil
+  }
+
+  mutating func append(_ source: TrackedSource) {
+    switch self {
+    case .none: self = .one(source)
+    case .one(let first): self = .many([first, source])
+    case .many(var list):
+      self = .none  // the list, unshared, grows in place
+      list.append(source)
+      self = .many(list)
+    }
+  }
+
+  // Returns `source` when it was there, for the caller to release once it holds no lock.
+  mutating func remove(_ source: TrackedSource) -> TrackedSource? {
+    switch self {
+    case .none: return nil
+    case .one(let first):
+      guard first === source else { return nil }
+      self = .none
+      return first
+    case .many(var list):
+      guard let index = list.firstIndex(where: { $0 === source }) else { return nil }
+      self = .none
+      let removed = list.remove(at: index)
+      self = list.count == 1 ? .one(list[0]) : .many(list)
+      return removed
+    }
+  }
+
+  func forEach(_ body: (TrackedSource) -> Void) {
+    switch self {
+    case .none: break
+    case .one(let source): body(source)
+    case .many(let list): for source in list { body(source) }
+    }
+  }
+}
+
 extension BoundToken {
   func addObserver(_ source: TrackedSource) {
     let held = acquire()
@@ -843,9 +883,7 @@ extension BoundToken {
     let held = acquire()
     var removed: TrackedSource?
     let count = held.updateObservers { observers in
-      if let index = observers.firstIndex(where: { $0 === source }) {
-        removed = observers.remove(at: index)
-      }
+      removed = observers.remove(source)
       return observers.count
     }
     observerCount.store(Int32(count), ordering: .relaxed)
@@ -875,7 +913,7 @@ extension BoundToken {
     }
     let current = held.observers
     release(held)
-    for source in current { source.dependencyChanged(self, setTo: value) }
+    current.forEach { $0.dependencyChanged(self, setTo: value) }
   }
 
   // Out of line: a set of a property no tracked member observes pays one relaxed load.
@@ -890,19 +928,19 @@ extension BoundToken {
     }
     let current = held.observers
     release(held)
-    for source in current { source.dependencyChanged(self) }
+    current.forEach { $0.dependencyChanged(self) }
   }
 
   func observersEnded() {
     let held = acquire()
     let current = held.updateObservers { observers in
-      defer { observers = [] }
+      defer { observers = .none }
       return observers
     }
     observerCount.store(0, ordering: .relaxed)
     release(held)
     SchedulePoint.reach()
-    for source in current { source.tokenEnded(self) }
+    current.forEach { $0.tokenEnded(self) }
   }
 }
 
@@ -1293,3 +1331,13 @@ final class ObservationTicket: @unchecked Sendable {
     }
   }
 #endif
+
+extension ContiguousArray where Element == Unretained<BoundToken> {
+  // In place, element by element: a changed path (a replaced link) allocates no new list, and
+  // costs a fraction of emptying and refilling it (which goes through `replaceSubrange`).
+  fileprivate mutating func replaceContents(with other: ContiguousArray) {
+    while count > other.count { removeLast() }
+    for index in indices { self[index] = other[index] }
+    if count < other.count { append(contentsOf: other[count...]) }
+  }
+}

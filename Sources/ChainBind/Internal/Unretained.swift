@@ -56,3 +56,9 @@ struct Unretained<Object: AnyObject>: @unchecked Sendable {
   @inline(__always)
   func refers(to other: Object) -> Bool { address == Unmanaged.passUnretained(other).toOpaque() }
 }
+
+// The same object: by address.
+extension Unretained: Equatable {
+  @inlinable
+  static func == (lhs: Unretained, rhs: Unretained) -> Bool { lhs.address == rhs.address }
+}
