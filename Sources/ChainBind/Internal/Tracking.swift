@@ -1261,10 +1261,10 @@ final class ObservationTicket: @unchecked Sendable {
         SchedulePoint.reach()
         let (source, keeps, generation) = ticket.fired()
         guard let source else { return tracking.cancel() }
-        // Where a test holds a thread between the choice to keep this watch and its keeping, for
-        // the member that reads without arming a watch (`TrackedSource.isFlatObservable`).
-        if keeps, source.isFlatObservable { SchedulePoint.reach() }
         if keeps {
+          // Where a test holds a thread between the choice to keep this watch and its keeping,
+          // for the member that reads without arming a watch (`TrackedSource.isFlatObservable`).
+          if source.isFlatObservable { SchedulePoint.reach() }
           if !source.keepsAgain(generation) {
             let watch = FiredWatch(ticket: ticket, generation: generation, tracking: tracking)
             if !source.keep(watch) { watch.cancel() }
