@@ -97,8 +97,7 @@ final class DependencyCollector {
   private func record(_ token: Unretained<BoundToken>) {
     let addressesMislead = addressesMislead.load(ordering: .acquiring)
     if !diverged {
-      if !addressesMislead && matched < observed.count && observed[matched].address == token.address
-      {
+      if !addressesMislead && matched < observed.count && observed[matched] == token {
         observed[matched].retain()
         matched += 1
         return
