@@ -1,8 +1,23 @@
+import Foundation
 import Testing
 
 @testable import LotteryDemo
 
 @Suite @MainActor struct ScriptTests {
+  // README.md quotes one step of the scripted session: it must stay what the demo prints.
+  @Test func readmeQuotesAStepAsTheDemoPrintsIt() async throws {
+    let readme = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("README.md")
+    let text = try String(contentsOf: readme, encoding: .utf8)
+    let start = try #require(text.range(of: "step of its output:\n\n```\n"))
+    let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
+    let quoted = text[start.upperBound..<end.lowerBound].split(separator: "\n").map(String.init)
+    let (_, console) = await runDemo([])
+    let first = try #require(console.lines.firstIndex(of: quoted[0]))
+    #expect(Array(console.lines[first...].prefix(quoted.count)) == quoted)
+  }
+
   @Test func scriptedSessionShowsEveryFeature() async throws {
     let (code, console) = await runDemo([])
     #expect(code == 0)
