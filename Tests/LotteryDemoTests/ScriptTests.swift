@@ -14,7 +14,8 @@ import Testing
     let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
     let quoted = text[start.upperBound..<end.lowerBound].split(separator: "\n").map(String.init)
     let (_, console) = await runDemo([])
-    let first = try #require(console.lines.firstIndex(of: quoted[0]))
+    let head = try #require(quoted.first)
+    let first = try #require(console.lines.firstIndex(of: head))
     #expect(Array(console.lines[first...].prefix(quoted.count)) == quoted)
   }
 
