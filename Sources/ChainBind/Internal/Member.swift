@@ -216,7 +216,8 @@ final class Member: @unchecked Sendable {
   // Whether a write may go ahead: conversions, `==` and getters are user code, and may have
   // unbound this member or released its chain, or let another thread set it: a change of its
   // own then waits (`pendingChanges` grew since `pending`), newer than what the write holds.
-  @inlinable func canWrite(since pending: Int32) -> Bool {
+  @inlinable @inline(__always)
+  func canWrite(since pending: Int32) -> Bool {
     guard isAttached && chain.isActive else { return false }
     guard _slowPath(pendingChangeCount > pending) else { return true }
     setWhileCompared()
