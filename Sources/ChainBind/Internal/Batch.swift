@@ -257,7 +257,7 @@ extension ChainCore {
     _ held: consuming Held
   ) -> Bool {
     held.transition { $0.begin(on: currentThreadID()) }
-    var dead: [Member] = []
+    var dead = DeadMembers()
     filter(value, from: origin, in: batch, dead: &dead, held)
     finishDelivery(dead: &dead)
     return true
@@ -277,16 +277,16 @@ extension ChainCore {
       release(held)
       return false
     }
-    var dead: [Member] = []
+    var dead = DeadMembers()
     filter(value, from: origin, in: batch, dead: &dead, held)
-    if !dead.isEmpty { registry.prune(dead) }
+    registry.prune(&dead)
     return true
   }
 
   // A batched change through the filters, in the chain's turn: an accepted one is made the
   // chain's value.
   private func filter(
-    _ value: Value, from origin: Member, in batch: Unretained<Batch>, dead: inout [Member],
+    _ value: Value, from origin: Member, in batch: Unretained<Batch>, dead: inout DeadMembers,
     _ held: consuming Held
   ) {
     let previous = current(held)
@@ -301,7 +301,7 @@ extension ChainCore {
   // and handed to `onReject` now.
   private func accepts(
     _ value: Value, from origin: Member, previous: Value,
-    _ filters: ContiguousArray<(Value) -> Bool>, dead: inout [Member]
+    _ filters: ContiguousArray<(Value) -> Bool>, dead: inout DeadMembers
   ) -> Bool {
     if isTraced {
       trace(.changeReceived(from: tracedName(of: origin), value: describeValue(value)))
@@ -322,14 +322,14 @@ extension ChainCore {
     serialize(toActor: true) { [self] in
       let held = acquire()
       guard isActive else { return release(held) }
-      var dead: [Member] = []
+      var dead = DeadMembers()
       let value = current(held)
       if isTraced {
         deliverTraced(value, from: origin, dead: &dead, held)
       } else {
         deliverAccepted(value, from: origin, dead: &dead, held)
       }
-      if !dead.isEmpty { registry.prune(dead) }
+      registry.prune(&dead)
     }
   }
 }

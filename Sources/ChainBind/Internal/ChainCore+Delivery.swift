@@ -41,9 +41,9 @@ extension ChainCore {
       return send(from: origin, value, to: isolation)
     }
     held.transition { $0.begin(on: currentThreadID()) }
-    var dead: [Member] = []
+    var dead = DeadMembers()
     if runTurn(from: origin, value, dead: &dead, held) {
-      if !dead.isEmpty { registry.prune(dead) }
+      registry.prune(&dead)
       return
     }
     finishDelivery(dead: &dead)
@@ -54,9 +54,9 @@ extension ChainCore {
   @inlinable
   @inline(never)
   final func deliverNested(from origin: Member, _ value: Value, _ held: consuming Held) {
-    var dead: [Member] = []
+    var dead = DeadMembers()
     _ = runTurn(from: origin, value, dead: &dead, held)
-    if !dead.isEmpty { registry.prune(dead) }
+    registry.prune(&dead)
   }
 
   // The actor a change must go to: nil when this thread may deliver it, which it may when the
@@ -87,30 +87,30 @@ extension ChainCore {
   // delivery").
   @inlinable
   @inline(__always)
-  final func finishDelivery(budget: Int = 0, dead: inout [Member]) {
+  final func finishDelivery(budget: Int = 0, dead: inout DeadMembers) {
     finishDelivery(budget: budget, dead: &dead, acquire())
   }
 
   // The same, with the lock held.
   @inlinable
   @inline(__always)
-  final func finishDelivery(budget: Int = 0, dead: inout [Member], _ held: consuming Held) {
+  final func finishDelivery(budget: Int = 0, dead: inout DeadMembers, _ held: consuming Held) {
     if _slowPath(held.queuedCount > 0 || held.hasRetired) {
       finishDeliveringQueue(budget: budget, dead: &dead, held)
       return
     }
     held.transition { $0.end() }
     release(held)
-    if _slowPath(!dead.isEmpty) { registry.prune(dead) }
+    registry.prune(&dead)
   }
 
   // Something queued, or members retired: delivers what is queued, then ends the delivery.
   @usableFromInline
   @inline(never)
-  final func finishDeliveringQueue(budget: Int, dead: inout [Member], _ held: consuming Held) {
+  final func finishDeliveringQueue(budget: Int, dead: inout DeadMembers, _ held: consuming Held) {
     if isActive && held.queuedCount > 0 {
       guard let kept = deliverQueue(budget: budget, dead: &dead, held) else {
-        if !dead.isEmpty { registry.prune(dead) }
+        registry.prune(&dead)
         return
       }
       held = kept
@@ -125,7 +125,7 @@ extension ChainCore {
       release(held)
     }
     letGo(retired)
-    if !dead.isEmpty { registry.prune(dead) }
+    registry.prune(&dead)
   }
 
   // The queue not empty: delivers it, this thread's own changes and `budget` of the others'.
@@ -133,7 +133,7 @@ extension ChainCore {
   // actor or to a relay (then unlocked).
   @inline(never)
   private func deliverQueue(
-    budget: Int, dead: inout [Member], _ held: consuming Held
+    budget: Int, dead: inout DeadMembers, _ held: consuming Held
   ) -> Held? {
     // The changes this call delivered that the delivery made itself: a loop whose turns each
     // make more than one change grows wide, not deep.
@@ -211,7 +211,7 @@ extension ChainCore {
   private func relay() {
     let held = acquire()
     held.transition { $0.resume(on: currentThreadID()) }
-    var dead: [Member] = []
+    var dead = DeadMembers()
     finishDeliveringQueue(budget: Int(held.queuedCount), dead: &dead, held)
   }
 
@@ -220,7 +220,7 @@ extension ChainCore {
   // are dropped hold values the chain never took: each gets the chain's value back, unless a
   // change of its own still waits.
   private func reportFeedbackLoop(
-    of origin: Member, dead: inout [Member], _ held: consuming Held
+    of origin: Member, dead: inout DeadMembers, _ held: consuming Held
   ) {
     let dropped = dropFeedback(held)
     let value = current(held)
@@ -337,7 +337,7 @@ extension ChainCore {
   // On the chain's actor: delivers changes handed over by another thread, which left the chain
   // delivering, then what was queued meanwhile.
   private func resumeDelivery(_ handed: ContiguousArray<Queued<Value>>) {
-    var dead: [Member] = []
+    var dead = DeadMembers()
     let budget = withLock { held -> Int in
       held.transition { $0.resume(on: currentThreadID()) }
       return Int(held.queuedCount)
@@ -382,7 +382,7 @@ extension ChainCore {
   @inlinable
   @inline(__always)
   final func runTurn(
-    from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout [Member],
+    from origin: Member, _ value: Value, skippingFilters: Bool = false, dead: inout DeadMembers,
     _ held: consuming Held
   ) -> Bool {
     if _slowPath(isTraced) {
@@ -402,7 +402,7 @@ extension ChainCore {
   @inlinable
   @inline(__always)
   final func deliverAccepted(
-    _ value: Value, from origin: Member, dead: inout [Member], _ held: consuming Held
+    _ value: Value, from origin: Member, dead: inout DeadMembers, _ held: consuming Held
   ) {
     let previous = current(held)
     setCurrent(value, held)
@@ -421,7 +421,7 @@ extension ChainCore {
   @inlinable
   @inline(never)
   final func runFilteredTurn(
-    from origin: Member, _ value: Value, dead: inout [Member], _ held: consuming Held
+    from origin: Member, _ value: Value, dead: inout DeadMembers, _ held: consuming Held
   ) -> Bool {
     let previous = current(held)
     let filters = self.filters(held) ?? []
@@ -454,7 +454,7 @@ extension ChainCore {
   @inlinable
   @inline(__always)
   final func deliverToMembers(
-    _ members: MemberList.Borrowed, _ value: Value, from origin: Member, dead: inout [Member]
+    _ members: MemberList.Borrowed, _ value: Value, from origin: Member, dead: inout DeadMembers
   ) {
     withUnsafePointer(to: value) { value in
       members.forEachMember { member in
@@ -486,7 +486,7 @@ extension ChainCore {
   @inline(__always)
   final func callSinks(
     _ members: MemberList.Borrowed, _ hasOwnedSinks: Bool,
-    _ sinks: ContiguousArray<Sink<Value>>?, with value: Value, dead: inout [Member]
+    _ sinks: ContiguousArray<Sink<Value>>?, with value: Value, dead: inout DeadMembers
   ) {
     if _slowPath(hasOwnedSinks) {
       callMergedSinks(members, sinks, with: value, dead: &dead)
@@ -500,7 +500,7 @@ extension ChainCore {
   @inline(never)
   final func callMergedSinks(
     _ members: MemberList.Borrowed, _ sinks: ContiguousArray<Sink<Value>>?, with value: Value,
-    dead: inout [Member]
+    dead: inout DeadMembers
   ) {
     let keyed = sinks ?? []
     var next = 0
@@ -624,13 +624,13 @@ extension ChainCore {
       release(held)
       finishSync(of: member, with: value)
       guard takes else { return }
-      var dead: [Member] = []
+      var dead = DeadMembers()
       finishDelivery(dead: &dead)
       return
     }
     let value = current(held)
     release(held)
-    var dead: [Member] = []
+    var dead = DeadMembers()
     if member.isAttached {
       member.tracked?.syncWrittenElsewhere()
       Member.syncedHere.set(Unretained(member).address)
@@ -664,13 +664,13 @@ extension ChainCore {
     }
     // A change the member made since it was added waits in the queue, newer than the chain's value.
     guard member.takesDelivery else { return }
-    var dead: [Member] = []
+    var dead = DeadMembers()
     write(value, to: member, dead: &dead)
   }
 
   // Writes `value` into one member (a revert, or the initial sync of a new member).
   @usableFromInline
-  final func write(_ value: Value, to member: Member, dead: inout [Member]) {
+  final func write(_ value: Value, to member: Member, dead: inout DeadMembers) {
     withUnsafePointer(to: value) { write(at: $0, to: member, dead: &dead) }
   }
 
@@ -678,7 +678,7 @@ extension ChainCore {
   // is gone goes into `dead`.
   @inlinable
   @inline(__always)
-  final func write(at value: UnsafePointer<Value>, to member: Member, dead: inout [Member]) {
+  final func write(at value: UnsafePointer<Value>, to member: Member, dead: inout DeadMembers) {
     // Called in place, not copied out: a copy would retain its context. The member holds its
     // access: used without a retain of its own.
     Unretained(member.access).with { access in

@@ -352,7 +352,7 @@ extension ChainCore {
       member.pendingChanges.store(0, ordering: .relaxed)
       guard initial, member.isAttached, let owner = member.object else { return }
       if isTraced { trace(.sinkCalled(key: tracedName(of: member))) }
-      var dead: [Member] = []
+      var dead = DeadMembers()
       withExtendedLifetime(owner) { write(currentValue, to: member, dead: &dead) }
     }
   }

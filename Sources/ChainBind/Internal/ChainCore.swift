@@ -165,9 +165,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   override func resync(_ member: Member) {
     serialize(toActor: true) { [self] in
       guard member.takesDelivery else { return }
-      var dead: [Member] = []
+      var dead = DeadMembers()
       write(currentValue, to: member, dead: &dead)
-      if !dead.isEmpty { registry.prune(dead) }
+      registry.prune(&dead)
     }
   }
 
@@ -202,7 +202,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     let held = acquire()
     held.transition { $0.endWork() }
     held.extras?.insertion = nil
-    var dead: [Member] = []
+    var dead = DeadMembers()
     finishDelivery(dead: &dead, held)
   }
 

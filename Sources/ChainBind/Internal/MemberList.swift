@@ -103,3 +103,42 @@ struct MemberList: RandomAccessCollection {
     }
   }
 }
+
+// The members a delivery found gone (their objects deallocated), pruned after it. Most
+// deliveries find none: then there is no list, and nothing to release (an optional array
+// would be released even when nil, about 10 instructions in every delivery).
+@usableFromInline
+struct DeadMembers: ~Copyable {
+  @usableFromInline
+  final class List {
+    @usableFromInline var members: [Member]
+    init(_ member: Member) { members = [member] }
+  }
+  // Retained once while set; taken or released when this ends.
+  @usableFromInline var list: Unmanaged<List>?
+
+  @inlinable init() { list = nil }
+
+  @inlinable var isEmpty: Bool { list == nil }
+
+  var count: Int { list?.takeUnretainedValue().members.count ?? 0 }
+
+  @usableFromInline
+  mutating func append(_ member: Member) {
+    if let list {
+      list.takeUnretainedValue().members.append(member)
+    } else {
+      list = Unmanaged.passRetained(List(member))
+    }
+  }
+
+  @inlinable
+  mutating func take() -> [Member]? {
+    guard let taken = list else { return nil }
+    list = nil
+    return taken.takeRetainedValue().members
+  }
+
+  @inlinable
+  deinit { list?.release() }
+}

@@ -605,6 +605,11 @@ struct RegistryReference: Sendable {
   func detach(_ member: Member) { reference.with { $0.detach(member) } }
   @usableFromInline
   func prune(_ members: [Member]) { reference.with { $0.prune(members) } }
+  // Prunes the members a delivery found gone, and leaves `dead` empty.
+  @inlinable
+  func prune(_ dead: inout DeadMembers) {
+    if let members = dead.take() { prune(members) }
+  }
   func unbind(_ object: AnyObject) { reference.with { $0.unbind(object) } }
   func unbind(_ object: AnyObject, keyPath: AnyKeyPath) {
     reference.with { $0.unbind(object, keyPath: keyPath) }

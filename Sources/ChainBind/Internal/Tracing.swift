@@ -179,7 +179,7 @@ extension ChainCore {
   @usableFromInline
   @inline(never)
   final func runTracedTurn(
-    from origin: Member, _ value: Value, skippingFilters: Bool, dead: inout [Member],
+    from origin: Member, _ value: Value, skippingFilters: Bool, dead: inout DeadMembers,
     _ held: consuming Held
   ) -> Bool {
     let previous = current(held)
@@ -204,7 +204,7 @@ extension ChainCore {
   // A rejected change's sender gets the chain's last accepted value back, unless a newer change
   // of its own is queued (it is delivered next): `runFilteredTurn`'s revert, traced when the
   // chain can write the sender, for the traced turn and a batch's filters.
-  final func revert(_ origin: Member, to previous: Value, dead: inout [Member]) {
+  final func revert(_ origin: Member, to previous: Value, dead: inout DeadMembers) {
     guard origin.takesDelivery && isActive else { return }
     guard isTraced && origin.write != nil else { return write(previous, to: origin, dead: &dead) }
     let extras = withLock { extrasInUse($0) }
@@ -215,7 +215,7 @@ extension ChainCore {
 
   // `deliverAccepted`, with events.
   final func deliverTraced(
-    _ value: Value, from origin: Member?, dead: inout [Member], _ held: consuming Held
+    _ value: Value, from origin: Member?, dead: inout DeadMembers, _ held: consuming Held
   ) {
     let previous = current(held)
     setCurrent(value, held)
@@ -258,7 +258,7 @@ extension ChainCore {
   // returns when it ran no setter: skipped, failed, or (`reverting`) a revert.
   private func tracedWrite(
     at value: UnsafePointer<Value>, to member: Member, reverting: Bool, extras: AnyChainExtras,
-    dead: inout [Member]
+    dead: inout DeadMembers
   ) {
     let text = describeValue(value.pointee)
     extras.writeOutcome.store(TracedWrite.written, ordering: .relaxed)
