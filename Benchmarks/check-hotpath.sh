@@ -15,6 +15,10 @@
 #     1 000 bytes.
 #  4. Tracked sources against their hand-written floors, as ratios of one run's counts
 #     (Docs/Performance.md, "Tracked sources"): each at most its limit below.
+#  5. The uncontended path costs what it cost in 0.3: 0.3's own sources (taken from git, a
+#     release build beside this one) measured on the modes of 0.3's gate, each within 3 % (or 3
+#     instructions) of 0.3 (Docs/Performance.md, "Fair delivery (0.4)"). Skipped, and said so,
+#     when 0.3's commit is not in this clone (a shallow one).
 # Every check prints one line; the script exits 1 at the end if any failed. Without valgrind it
 # prints so and exits 0.
 #
@@ -213,6 +217,43 @@ for limit in "${ratio_limits[@]}"; do
     failures+=("$mode costs $ratio × $floor, more than $most")
   fi
 done
+
+echo "== the uncontended path against 0.3 (callgrind, 0.3 built beside this; +3 % at most)"
+# 0.3's release; its gate's modes, which its HotPathProfile has.
+v03=b78bf3e607935cf8a932596d012dd227840f4df7
+v03_modes=(chainbind mainactor string double filter sink twoway boundread nested computed traced
+  batch)
+repository="$hotpath_dir/.."
+if ! git -C "$repository" cat-file -e "$v03^{commit}" 2>/dev/null; then
+  echo "skipped: 0.3 ($v03) is not in this clone"
+else
+  mkdir "$hotpath_out/v03"
+  git -C "$repository" archive "$v03" Package.swift Sources Benchmarks/Profile \
+    | tar -x -C "$hotpath_out/v03"
+  current_binary=$hotpath_binary
+  if ! (cd "$hotpath_out/v03/Benchmarks/Profile" \
+    && swift build -c release --scratch-path .build --product HotPathProfile) \
+    >"$hotpath_out/v03-build.log" 2>&1; then
+    cat "$hotpath_out/v03-build.log" >&2
+    failures+=("0.3's HotPathProfile did not build")
+  else
+    for mode in "${v03_modes[@]}"; do
+      hotpath_binary=$current_binary
+      [ -n "${costs[$mode]:-}" ] || costs[$mode]=$(hotpath_cost "$mode")
+      hotpath_binary="$hotpath_out/v03/Benchmarks/Profile/.build/release/HotPathProfile"
+      count=$(hotpath_per_op "${costs[$mode]}")
+      reference=$(hotpath_per_op "$(hotpath_cost "$mode")")
+      ratio=$(hotpath_ratio "$count" "$reference")
+      if [ $((count * 100)) -gt $((reference * 103)) ] && [ $((count - reference)) -gt 3 ]; then
+        echo "$mode: $count instructions/op, 0.3 $reference ($ratio ×): FAILED"
+        failures+=("$mode costs $ratio × 0.3, more than 1.03")
+      else
+        echo "$mode: $count instructions/op, 0.3 $reference ($ratio ×)"
+      fi
+    done
+  fi
+  hotpath_binary=$current_binary
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "check-hotpath: ${#failures[@]} failed:" >&2
