@@ -562,12 +562,11 @@ final class TrackedSource: @unchecked Sendable {
 
   // Sends what the member's read found, the value at `value` (`isSendingRead`).
   @inline(__always)
-  func sendRead(
-    _ value: UnsafeRawPointer, through send: SendThunk, _ member: Member, asResult: Bool
-  ) {
+  func sendRead(_ value: UnsafeRawPointer, _ member: Member, asResult: Bool) {
     let wasSending = isSendingRead
     isSendingRead = asResult
-    send(nil, value, member)
+    // Called in place: a copy of the thunk would retain its context.
+    Unretained(member.access).with { $0.send?(nil, value, member) }
     isSendingRead = wasSending
   }
 
@@ -987,8 +986,8 @@ extension ChainCore {
         leafValue: UnsafeRawPointer?, asResult: Bool
       ) -> Bool in
       if let leafValue {
-        if last.replace(with: leafValue) && sending, let send = member.send {
-          source.sendRead(leafValue, through: send, member, asResult: asResult)
+        if last.replace(with: leafValue) && sending {
+          source.sendRead(leafValue, member, asResult: asResult)
         }
         return true
       }
@@ -1002,8 +1001,8 @@ extension ChainCore {
       // A read nested in this one read after the getter's set: its value is the newer.
       guard source.nestedReads == nested else { return true }
       withUnsafePointer(to: value) { value in
-        if last.replace(with: value) || anyway, sending, let send = member.send {
-          source.sendRead(value, through: send, member, asResult: asResult)
+        if last.replace(with: value) || anyway, sending {
+          source.sendRead(value, member, asResult: asResult)
         }
       }
       if isNested { source.nestedReads &+= 1 }
@@ -1067,8 +1066,8 @@ final class LastRead<Value>: @unchecked Sendable {
   // Keeps the `Value` at `value`; returns whether it differs from the one kept. The old value's
   // deinit and `==` are user code: no lock is held here.
   func replace(with value: UnsafeRawPointer) -> Bool {
-    var changed = true
-    if let isEqual { changed = !isEqual(UnsafeRawPointer(storage), value) }
+    // Called in place: `if let` would copy the closure, retaining its context.
+    let changed = !(isEqual?(UnsafeRawPointer(storage), value) ?? false)
     storage.pointee = value.assumingMemoryBound(to: Value.self).pointee
     return changed
   }
