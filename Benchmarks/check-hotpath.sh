@@ -225,13 +225,14 @@ v03_modes=(chainbind mainactor string double filter sink twoway boundread nested
   batch)
 repository="$hotpath_dir/.."
 if ! git -C "$repository" cat-file -e "$v03^{commit}" 2>/dev/null; then
-  echo "skipped: 0.3 ($v03) is not in this clone"
+  echo "warning: skipped: 0.3 ($v03) is not in this clone (a shallow one?)"
 else
   mkdir "$hotpath_out/v03"
-  git -C "$repository" archive "$v03" Package.swift Sources Benchmarks/Profile \
-    | tar -x -C "$hotpath_out/v03"
   current_binary=$hotpath_binary
-  if ! (cd "$hotpath_out/v03/Benchmarks/Profile" \
+  if ! git -C "$repository" archive "$v03" Package.swift Sources Benchmarks/Profile \
+    | tar -x -C "$hotpath_out/v03"; then
+    failures+=("0.3's sources could not be taken from git")
+  elif ! (cd "$hotpath_out/v03/Benchmarks/Profile" \
     && swift build -c release --scratch-path .build --product HotPathProfile) \
     >"$hotpath_out/v03-build.log" 2>&1; then
     cat "$hotpath_out/v03-build.log" >&2
