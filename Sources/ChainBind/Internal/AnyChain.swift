@@ -111,6 +111,8 @@ class AnyChain: @unchecked Sendable {
       get { chain.with { $0._state.members } }
       nonmutating _modify { yield &chain.object._state.members }
     }
+    // Read in place: `members.rest` would copy the list, retaining its members.
+    @inlinable var hasMembersPastSecond: Bool { chain.with { $0._state.members.rest != nil } }
     @inlinable var extras: AnyChainExtras? {
       get { chain.with { $0._state.extras } }
       nonmutating set { chain.with { $0._state.extras = newValue } }

@@ -406,10 +406,19 @@ extension ChainCore {
   ) {
     let previous = current(held)
     setCurrent(value, held)
-    // Unretained: a member that leaves during the delivery is kept until it ends.
-    let members = held.members.unretained
     let hasOwnedSinks = held.ownedSinkCount > 0
     let sinks = held.sinkCount > 0 ? self.sinks(held) : nil
+    // Unretained: a member that leaves during the delivery is kept until it ends. Two paths:
+    // with no members past the second there is no array to retain, nor to release after.
+    guard _slowPath(held.hasMembersPastSecond) else {
+      let members = held.members.unretainedFirstTwo
+      release(held)
+      withExtendedLifetime(previous) {}
+      deliverToMembers(members, value, from: origin, dead: &dead)
+      callSinks(members, hasOwnedSinks, sinks, with: value, dead: &dead)
+      return
+    }
+    let members = held.members.unretained
     release(held)
     withExtendedLifetime(previous) {}
     deliverToMembers(members, value, from: origin, dead: &dead)

@@ -75,6 +75,13 @@ struct MemberList: RandomAccessCollection {
       second: second.map { Unretained($0) }, rest: rest)
   }
 
+  // The same, for a list with no members past the second.
+  @inlinable var unretainedFirstTwo: Borrowed {
+    Borrowed(
+      first: first.map { Unretained($0) },
+      second: second.map { Unretained($0) }, rest: nil)
+  }
+
   @usableFromInline
   struct Borrowed {
     @usableFromInline let first: Unretained<Member>?
