@@ -126,8 +126,6 @@ struct DeadMembers: ~Copyable {
 
   @inlinable init() { list = nil }
 
-  @inlinable var isEmpty: Bool { list == nil }
-
   var count: Int { list?.takeUnretainedValue().members.count ?? 0 }
 
   @usableFromInline
