@@ -9,7 +9,9 @@ let package = Package(
     .executable(name: "LotteryDemo", targets: ["LotteryDemo"]),
   ],
   targets: [
-    .target(name: "ChainBind"),
+    .target(name: "ChainBind", dependencies: ["ChainBindThreadLocal"]),
+    // Each thread's own pointers, as C thread-local variables (Platform.swift): a header only.
+    .systemLibrary(name: "ChainBindThreadLocal"),
     .executableTarget(name: "LotteryDemo", dependencies: ["ChainBind"]),
     .testTarget(name: "ChainBindTests", dependencies: ["ChainBind"]),
     .testTarget(name: "LotteryDemoTests", dependencies: ["LotteryDemo", "ChainBind"]),

@@ -224,7 +224,7 @@ final class BoundProbe: @unchecked Sendable {
   // What this thread reads for: a probe's address, or a tracked member's collector's address
   // with its lowest bit set (`collect(into:_:)`; objects are at least 16-byte aligned), so that
   // a tracked member needs no probe of its own.
-  private static let currentPointer = ThreadLocalPointer()
+  private static let currentPointer = ThreadLocalPointer(.reader)
 
   let objectID: ObjectIdentifier
   // The member's key path; nil when the probe only collects (no key-path literal retained and

@@ -57,10 +57,10 @@ final class ChainIsolation: @unchecked Sendable {
   @exclusivity(unchecked) private var isDraining = false
 
   // The actor whose queue this thread is delivering, for actors other than the main actor.
-  private static let drainingActor = ThreadLocalPointer()
+  private static let drainingActor = ThreadLocalPointer(.drainingActor)
   // The member whose change, made off the actor, this thread sends into the chain's delivery
   // under way here (a change made on the actor there drains what was queued before it).
-  private static let drainedOrigin = ThreadLocalPointer()
+  private static let drainedOrigin = ThreadLocalPointer(.drainedOrigin)
 
   // Whether the change `origin` sends now is one made off the actor, drained into the delivery
   // this thread runs: another thread's change, not one the delivery made (`ChainCore.enqueue`).

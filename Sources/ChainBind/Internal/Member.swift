@@ -117,7 +117,7 @@ final class Member: @unchecked Sendable {
   // The member this thread writes outside its chain's delivery, while another thread delivers
   // (a new member's initial sync, `ChainCore.syncNewMember`): its notification is the chain's
   // own write (`ChainIsolation.admission`). Compared by address only.
-  static let syncedHere = ThreadLocalPointer()
+  static let syncedHere = ThreadLocalPointer(.syncedMember)
   var isSyncedHere: Bool { Self.syncedHere.value == Unretained(self).address }
 
   // The chain's write of this tracked member returned: what it reads now is sent when it is not

@@ -1,5 +1,6 @@
 // The one place that imports the platform's C library: a mutex, a processor yield, a write to
 // standard error, a thread-local pointer, and whether this thread runs the main queue.
+internal import ChainBindThreadLocal
 import Dispatch
 import Synchronization
 
@@ -166,24 +167,32 @@ func writeToStandardError(_ line: String) {
   }
 }
 
-// A pointer of each thread's own: the probe of the thread that is binding (BoundToken.swift).
-// A pthread key rather than a task-local value, which costs an allocation and a push and pop
-// per bind.
+// A pointer of each thread's own, in one of a fixed set of slots: the probe of the thread that is
+// binding (BoundToken.swift), the actor a thread drains (Isolation.swift), and others. A C
+// thread-local array (ChainBindThreadLocal.h): a tracked re-read reads and writes one per
+// property it reads, and a pthread key cost a call into the C library for each.
+//
+// The array is a static of a header's function, so every object file that inlines that function
+// has an array of its own: only `value` and `set` call it, never inlined, so there is one
+// (.ci/run checks the release build for a second).
 struct ThreadLocalPointer: Sendable {
-  private let key: pthread_key_t
-
-  init() {
-    var key = pthread_key_t()
-    pthread_key_create(&key, nil)
-    self.key = key
+  // One case per slot: the raw values stay below CHAINBIND_THREAD_SLOT_COUNT, so every access to
+  // the thread's array is in bounds.
+  enum Slot: Int {
+    case reader, syncedMember, drainingActor, drainedOrigin, isMainThread
   }
+
+  private let slot: Slot
+
+  init(_ slot: Slot) { self.slot = slot }
 
   var value: UnsafeMutableRawPointer? {
-    pthread_getspecific(key)
+    @inline(never) get { chainbind_thread_slots()[slot.rawValue] }
   }
 
+  @inline(never)
   func set(_ value: UnsafeMutableRawPointer?) {
-    pthread_setspecific(key, value)
+    chainbind_thread_slots()[slot.rawValue] = value
   }
 }
 
@@ -217,7 +226,7 @@ enum MainQueue {
   // `pthread_self()` with the main thread's, or, until the main thread has asked, from a
   // thread-local answer.
   private enum ThreadKind {
-    private static let answers = ThreadLocalPointer()
+    private static let answers = ThreadLocalPointer(.isMainThread)
     #if canImport(Glibc)
       private typealias GetThreadID = @convention(c) () -> pid_t
       // `gettid` is in the C library (glibc 2.30 and later) but not in its Swift module, and
