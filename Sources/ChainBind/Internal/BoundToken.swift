@@ -296,15 +296,15 @@ final class BoundProbe: @unchecked Sendable {
 
   // Runs `read` on this thread with `collector` told of every @Bound property read (a tracked
   // member's read).
+  // The getters reach `collector` (or the probe, `run`) by address: alive meanwhile, as a
+  // parameter (or `self`) is for the whole call.
   static func collect<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
     let tagged = UInt(bitPattern: Unretained(collector).address) | 1
-    return withExtendedLifetime(collector) {
-      reading(UnsafeMutableRawPointer(bitPattern: tagged), read)
-    }
+    return reading(UnsafeMutableRawPointer(bitPattern: tagged), read)
   }
 
   private func run<Value>(_ read: () -> Value) -> Value {
-    withExtendedLifetime(self) { Self.reading(Unretained(self).address, read) }
+    Self.reading(Unretained(self).address, read)
   }
 
   private static func reading<Value>(_ pointer: UnsafeMutableRawPointer?, _ read: () -> Value)

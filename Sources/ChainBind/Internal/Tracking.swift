@@ -36,9 +36,9 @@ final class DependencyCollector {
   @exclusivity(unchecked) private(set) var readSubclassObject = false
   // The member reading: it observes a property new to it as the read reaches it, before the
   // value is read, so that a change made at any moment after that leads to a re-read
-  // (Docs/Semantics.md, "Tracked sources"). Unowned: the member owns this collector, or holds
-  // it for the read.
-  @exclusivity(unchecked) private unowned(unsafe) var source: TrackedSource?
+  // (Docs/Semantics.md, "Tracked sources"). Unretained (called without a retain of its own):
+  // the member owns this collector, or holds it for the read.
+  @exclusivity(unchecked) private var source: Unretained<TrackedSource>?
   // A token the member observed died since its last read (`TrackedSource.tokenEnded`): a new
   // one may have its address. Then an address says nothing, and what the read reaches is
   // observed now.
@@ -51,7 +51,7 @@ final class DependencyCollector {
   // A read for `source` (nil: a probe's read, which observes nothing) begins.
   func begin(for source: TrackedSource?) {
     end()
-    self.source = source
+    self.source = source.map { Unretained($0) }
     readSubclassObject = false
     // Cleared only where a read brought the observations up to date (`TrackedSource.collect`):
     // a token may die at any moment.
@@ -111,7 +111,7 @@ final class DependencyCollector {
     tokens.append(token)
     // Observed now unless the last read observed it (by address, unless addresses mislead).
     if let source, addressesMislead || !observed.contains(token) {
-      source.observeNow(token)
+      source.with { $0.observeNow(token) }
     }
   }
 
@@ -280,8 +280,15 @@ final class TrackedSource: @unchecked Sendable {
         return read()
       }
     #endif
-    let wasReading = isReading
-    let collector = wasReading ? DependencyCollector() : self.collector
+    // A read that begins inside another (a getter set what the member reads) collects apart.
+    // The collector is a parameter: the member's own is then used without a retain.
+    if isReading { return collect(read, into: DependencyCollector(), wasReading: true) }
+    return collect(read, into: collector, wasReading: false)
+  }
+
+  private func collect<Value>(
+    _ read: () -> Value, into collector: DependencyCollector, wasReading: Bool
+  ) -> Value {
     // A link now an object of a subclass may be read by an override (`readSubclassObject`).
     let readsBoundOnly = isBoundPath && !self.collector.readSubclassObject
     let nestedBefore = nestedReads
@@ -1333,9 +1340,16 @@ final class ObservationTicket: @unchecked Sendable {
 extension ContiguousArray where Element == Unretained<BoundToken> {
   // In place, element by element: a changed path (a replaced link) allocates no new list, and
   // costs a fraction of emptying and refilling it (which goes through `replaceSubrange`).
+  // Through buffers: one uniqueness check, not one per element.
+  @inline(__always)
   fileprivate mutating func replaceContents(with other: ContiguousArray) {
     while count > other.count { removeLast() }
-    for index in indices { self[index] = other[index] }
-    if count < other.count { append(contentsOf: other[count...]) }
+    let shared = count
+    withUnsafeMutableBufferPointer { mine in
+      other.withUnsafeBufferPointer { theirs in
+        for index in 0..<shared { mine[index] = theirs[index] }
+      }
+    }
+    if shared < other.count { append(contentsOf: other[shared...]) }
   }
 }
