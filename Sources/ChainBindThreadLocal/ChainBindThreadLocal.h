@@ -3,8 +3,9 @@
 // call into the C library for each.
 //
 // Header only, so that no C file is compiled (its debug information would be DWARF 5, which
-// valgrind 3.19 cannot read). The slots are `static`: each Swift file that calls this function
-// has slots of its own, so Platform.swift is the only one that imports this module.
+// valgrind 3.19 cannot read). The slots are `static`: each object file this function is compiled
+// into has slots of its own, so Platform.swift is the only file that imports this module, and
+// only two never-inlined functions there call it.
 #ifndef CHAINBIND_THREAD_LOCAL_H
 #define CHAINBIND_THREAD_LOCAL_H
 

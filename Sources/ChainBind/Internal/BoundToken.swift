@@ -205,7 +205,7 @@ final class BoundToken: @unchecked Sendable {
 let boundProbeGate = ProbeGate()
 
 // The gate's count, on cache lines of its own: every probe writes it, and the words linked
-// next to it (the probe's thread-local key, metadata caches) are read by every probe on every
+// next to it (other globals, metadata caches) are read by every probe on every
 // thread.
 @usableFromInline
 struct ProbeGate: ~Copyable, Sendable {
@@ -297,7 +297,7 @@ final class BoundProbe: @unchecked Sendable {
   // Runs `read` on this thread with `collector` told of every @Bound property read (a tracked
   // member's read).
   // The getters reach `collector` (or the probe, `run`) by address: alive meanwhile, as a
-  // parameter (or `self`) is for the whole call.
+  // parameter (or `self`) is for the whole call, and every caller uses it after the read.
   static func collect<Value>(into collector: DependencyCollector, _ read: () -> Value) -> Value {
     let tagged = UInt(bitPattern: Unretained(collector).address) | 1
     return reading(UnsafeMutableRawPointer(bitPattern: tagged), read)

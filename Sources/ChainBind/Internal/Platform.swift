@@ -178,13 +178,16 @@ func writeToStandardError(_ line: String) {
 struct ThreadLocalPointer: Sendable {
   // One case per slot: the raw values stay below CHAINBIND_THREAD_SLOT_COUNT, so every access to
   // the thread's array is in bounds.
-  enum Slot: Int {
+  enum Slot: Int, CaseIterable {
     case reader, syncedMember, drainingActor, drainedOrigin, isMainThread
   }
 
   private let slot: Slot
 
-  init(_ slot: Slot) { self.slot = slot }
+  init(_ slot: Slot) {
+    assert(Slot.allCases.count <= Int(CHAINBIND_THREAD_SLOT_COUNT), "more slots than the array")
+    self.slot = slot
+  }
 
   var value: UnsafeMutableRawPointer? {
     @inline(never) get { chainbind_thread_slots()[slot.rawValue] }
