@@ -27,37 +27,46 @@ extension ChainCore {
   ) -> ChainCore<Value> {
     let registry = Registry.current
     let key = sharingKey(keyPath, thunks)
-    let lookup = registry.lookUp(object, keyPath, askingIfPlain: false, sharing: key)
-    let existing = lookup.member
-    if let existing, let chain = existing.chain as? ChainCore<Value>, chain.isUsable {
-      chain.add(
-        object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks)
+    // Again when another thread bound the property between the look-up and the attach: this
+    // call then joins its chain, as it would have a moment later (Docs/Semantics.md, "Threading").
+    while true {
+      let lookup = registry.lookUp(object, keyPath, askingIfPlain: false, sharing: key)
+      let existing = lookup.member
+      if let existing, let chain = existing.chain as? ChainCore<Value>, chain.isUsable {
+        chain.add(
+          object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks)
+        return chain
+      }
+      let value: Value
+      var probe: BoundProbe?
+      switch source {
+      case .property:
+        (value, probe) = BoundProbe.read(
+          object, keyPath, through: thunks.read, sends: role.sends)
+      case .control: value = thunks.read(object)
+      }
+      let head = access(
+        keyPath, storage: probe?.storageKeyPath, thunks: thunks, previous: nil, carried: false,
+        shared: (lookup.access, key))
+      let chain = ChainCore(
+        registry: registry, id: Registry.makeChainID(for: object), head: head.access,
+        current: value)
+      _ = chain.admits(isolation, adding: chain.code.description)
+      guard chain.mayTake(existing, from: isolation) else {
+        probe?.undoInstall(in: object, storage: Bound<Value>.self)
+        registry.release(chain, as: .lastSenderGone)
+        return chain
+      }
+      let attached = chain.attach(
+        object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
+        access: head, seen: Registry.Seen(member: existing))
+      guard attached else {
+        registry.release(chain, as: .lastSenderGone)
+        continue
+      }
+      if chain.hasNoMembers { registry.release(chain, as: .lastSenderGone) }
       return chain
     }
-    let value: Value
-    var probe: BoundProbe?
-    switch source {
-    case .property:
-      (value, probe) = BoundProbe.read(
-        object, keyPath, through: thunks.read, sends: role.sends)
-    case .control: value = thunks.read(object)
-    }
-    let head = access(
-      keyPath, storage: probe?.storageKeyPath, thunks: thunks, previous: nil, carried: false,
-      shared: (lookup.access, key))
-    let chain = ChainCore(
-      registry: registry, id: Registry.makeChainID(for: object), head: head.access, current: value)
-    _ = chain.admits(isolation, adding: chain.code.description)
-    guard chain.mayTake(existing, from: isolation) else {
-      probe?.undoInstall(in: object, storage: Bound<Value>.self)
-      registry.release(chain, as: .lastSenderGone)
-      return chain
-    }
-    chain.attach(
-      object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
-      access: head, isHead: true)
-    if chain.hasNoMembers { registry.release(chain, as: .lastSenderGone) }
-    return chain
   }
 
   @usableFromInline
@@ -115,7 +124,7 @@ extension ChainCore {
     attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,
       thunks: thunks, shared: (lookup.access, key), foundPlain: foundPlain,
-      control: (lookup.isControl, isExactRoot), isolation: isolation, isHead: false)
+      control: (lookup.isControl, isExactRoot), isolation: isolation)
   }
 
   // A new member's access (MemberAccess.swift), and the key it is to be shared under, when it is
@@ -180,14 +189,18 @@ extension ChainCore {
     return false
   }
 
+  // False only for a head whose property was bound meanwhile (`seen`): nothing was added.
+  @discardableResult
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
     probe: BoundProbe?, previous: Member? = nil, thunks: MemberThunks<Value, Object, Target>,
     shared: (access: MemberAccess?, key: MemberAccessKey?) = (nil, nil),
     access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil,
     foundPlain: Bool = false, control: (known: Bool?, isExactRoot: Bool) = (nil, false),
-    isolation: (any Actor)? = nil, isHead: Bool
-  ) {
+    isolation: (any Actor)? = nil, seen: Registry.Seen? = nil
+  ) -> Bool {
+    // The head of a new chain (`makeHead`), which gives the membership its property had.
+    let isHead = seen != nil
     let isObservable: Bool
     switch source {
     case .property: isObservable = probe.map { $0.installed || $0.isTracked } ?? false
@@ -222,7 +235,7 @@ extension ChainCore {
         member.error(
           .notObservable,
           outcome: canReceive ? "it only receives" : "its key path is read-only: it was not bound"))
-      guard canReceive else { return }
+      guard canReceive else { return true }
       member.role = .out
     }
     if let previous { member.role = member.role.united(with: previous.role) }
@@ -230,7 +243,7 @@ extension ChainCore {
     // (Docs/Semantics.md, "Isolation").
     guard admits(isolation, adding: member.label.description) else {
       probe?.undoInstall(in: object, storage: Bound<Target>.self)
-      return
+      return true
     }
     // The registry links the token to the member once the member is attached, under its lock.
     if let probe, probe.installed { member.token = probe.memberToken }
@@ -258,7 +271,7 @@ extension ChainCore {
     if case .control = source { endsWithControl = true }
     if endsWithControl, case .plain = member.source { member.kind = .control }
     switch registry.attach(
-      member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted)
+      member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted, seen: seen)
     {
     case .attached: break
     case .chainInactive:
@@ -267,9 +280,15 @@ extension ChainCore {
       probe?.undoInstall(in: object, storage: Bound<Target>.self)
       member.tracked?.end()
       report(member.error(.chainInactive))
-      return
+      return true
+    case .raced:
+      // The head's property was bound by another thread meanwhile: nothing is added, and the
+      // caller looks again. A token its probe installed stays: the member attached meanwhile may
+      // have found it there and taken it, and the caller's next attempt takes it again.
+      member.tracked?.end()
+      return false
     case .chainReleased:
-      return
+      return true
     }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
     if isTracked {
@@ -291,6 +310,7 @@ extension ChainCore {
     }
     // A token this one replaced (kept by the probe) dies only after the new member is attached.
     withExtendedLifetime(probe) {}
+    return true
   }
 }
 
@@ -345,7 +365,7 @@ extension ChainCore {
     case .chainInactive:
       report(BindingError(chain: code, member: label, cause: .chainInactive))
       return
-    case .chainReleased:
+    case .chainReleased, .raced:  // raced: only a head's attach
       return
     }
     serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in

@@ -113,6 +113,11 @@ final class Registry: Sendable {
   // site, at most, in each shard.
   static let idleAccessLimit = 32
 
+  // The membership a property had when looked up, nil when none (`attach`).
+  struct Seen {
+    let member: Member?
+  }
+
   enum AttachOutcome {
     case attached
     // The chain was released before the member could join it.
@@ -120,6 +125,10 @@ final class Registry: Sendable {
     // The member replaced the chain's last sender with a member that does not send, so the
     // chain was released.
     case chainReleased
+    // A new chain's head: its property's membership is no longer the one its caller looked up
+    // (another thread bound it meanwhile). Nothing was attached: the caller looks again, and
+    // joins the chain it finds (`ChainCore.makeHead`).
+    case raced
   }
 
   // Makes `member` a member of its chain, moving `(object, keyPath)` out of any other chain or
@@ -127,15 +136,16 @@ final class Registry: Sendable {
   // member's access becomes the one members of that key share, unless one already is.
   // `isPlain`: reading the member's key path, shared, from an object of exactly its root type
   // touched no @Bound property; noted with the access it shares. `isControl`: whether objects of
-  // exactly the key path's root type are controls, noted likewise.
+  // exactly the key path's root type are controls, noted likewise. `seen`, for a new chain's
+  // head: the membership the property had when its caller looked it up.
   func attach(
     _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false,
-    isControl: Bool? = nil
+    isControl: Bool? = nil, seen: Seen? = nil
   ) -> AttachOutcome {
     let (outcome, next) = withGarbage(of: ObjectIdentifier(object), pruningTouched: true) {
       tables, garbage in
       let outcome = tables.attach(
-        member, object: object, sharing: key, isPlain: isPlain, isControl: isControl,
+        member, object: object, sharing: key, isPlain: isPlain, isControl: isControl, seen: seen,
         garbage: &garbage)
       tables.sweep(garbage: &garbage, sparing: member)
       return (outcome, tables.nextShardToSweep())
@@ -362,11 +372,12 @@ extension Registry {
 
     mutating func attach(
       _ member: Member, object: AnyObject, sharing key: MemberAccessKey?, isPlain: Bool,
-      isControl: Bool?, garbage: inout Garbage
+      isControl: Bool?, seen: Seen?, garbage: inout Garbage
     ) -> AttachOutcome {
       let chain = member.chain
       guard chain.isActive else { return .chainInactive }
       let existing = membership(of: object, keyPath: member.keyPath, garbage: &garbage)
+      if let seen, existing !== seen.member { return .raced }
       let replaced = existing.flatMap { $0.chain === chain ? $0 : nil }
       // Into the chain first, under its lock: a chain released meanwhile (from another shard, or
       // none) takes nothing, and the property stays where it was. Once in, a release takes the
@@ -596,10 +607,11 @@ struct RegistryReference: Sendable {
   }
   func attach(
     _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false,
-    isControl: Bool? = nil
+    isControl: Bool? = nil, seen: Registry.Seen? = nil
   ) -> Registry.AttachOutcome {
     reference.with {
-      $0.attach(member, object: object, sharing: key, isPlain: isPlain, isControl: isControl)
+      $0.attach(
+        member, object: object, sharing: key, isPlain: isPlain, isControl: isControl, seen: seen)
     }
   }
   func detach(_ member: Member) { reference.with { $0.detach(member) } }

@@ -1,0 +1,200 @@
+@_spi(Testing) import ChainBind
+import Dispatch
+import Observation
+import Testing
+
+// Docs/Semantics.md, "Chains and members" and "Threading": a chain started from a property that
+// another thread binds at the same moment joins that thread's chain, as it would a moment later.
+// Starting one looks the property up, reads it and then attaches it; a thread that attached the
+// property in between used to have it moved out of its new chain, which then ended with no
+// member, and the sinks added to it were refused.
+
+private final class Form: @unchecked Sendable {
+  @Bound var a = 0
+  @Bound var b = 0
+  let hold = HeldOnce()
+  /// Holds the first reader once armed: inside a chain's start, between look-up and attach.
+  var sum: Int {
+    _ = hold.holds()
+    return a + b
+  }
+}
+
+private final class Flat: @unchecked Sendable {
+  @Bound var value = 0
+}
+
+private final class Link: @unchecked Sendable {
+  @Bound var value = 0
+}
+
+private final class Holder: @unchecked Sendable {
+  @Bound var link = Link()
+}
+
+private final class Pair: @unchecked Sendable {
+  @Bound var a = 0
+  @Bound var b = 0
+  var sum: Int { a + b }
+}
+
+@Observable
+private final class Level: @unchecked Sendable {
+  var value = 0
+}
+
+private final class Gauge: @unchecked Sendable {
+  private let storage = LockedBox(-1)
+  var value: Int {
+    get { storage.withLock { $0 } }
+    set { storage.withLock { $0 = newValue } }
+  }
+}
+
+private final class Text: @unchecked Sendable {
+  @Bound var text = ""
+}
+
+@Suite struct ConcurrentStartTests {
+  /// What this thread does while the other is held inside its `Bind.in`.
+  enum Meanwhile: String, CaseIterable, Sendable {
+    /// Starts a chain from the same property: the held start joins it.
+    case startsTheSame
+    /// Adds the property to another chain of its type: the held start joins that one.
+    case addsToAnotherChain
+    /// Adds it to a chain of another value type: the held start moves it into a chain of its
+    /// own, as a start from a member of such a chain does.
+    case addsToAChainOfAnotherType
+    /// Starts a chain from it and unbinds it again: the held start makes a chain of its own.
+    case startsAndUnbinds
+  }
+
+  @Test(arguments: Meanwhile.allCases)
+  func aStartHeldWhileAnotherThreadBindsTheProperty(_ meanwhile: Meanwhile) {
+    let form = Form()
+    let heldGauge = Gauge()
+    let otherGauge = Gauge()
+    let text = Text()
+    let errors = LockedBox<[BindingError]>([])
+    let heldChain = LockedBox<Chain<Int>?>(nil)
+    form.hold.arm()
+    let done = startThread {
+      let chain = Bind.in(form, \.sum)
+      chain.onError { error in errors.withLock { $0.append(error) } }
+        .out(heldGauge, \.value)
+      heldChain.withLock { $0 = chain }
+    }
+    guard form.hold.waitReached() else { return }
+    var other: Chain<Int>?
+    var otherText: Chain<String>?
+    switch meanwhile {
+    case .startsTheSame:
+      other = Bind.in(form, \.sum).out(otherGauge, \.value)
+    case .addsToAnotherChain:
+      let source = Flat()
+      other = Bind.inout(source, \.value).in(form, \.sum).out(otherGauge, \.value)
+    case .addsToAChainOfAnotherType:
+      otherText = Bind.inout(text, \.text).in(form, \.sum)
+    case .startsAndUnbinds:
+      other = Bind.in(form, \.sum).out(otherGauge, \.value)
+      Bind.unbind(form, \.sum)
+    }
+    form.hold.resume()
+    guard done.wait(timeout: .now() + 60) == .success else {
+      Issue.record("the held start did not return")
+      return
+    }
+    guard let chain = heldChain.withLock({ $0 }) else { return }
+    #expect(errors.withLock { $0 }.isEmpty)
+    #expect(chain.isActive)
+    form.a = 5
+    #expect(heldGauge.value == 5)
+    switch meanwhile {
+    case .startsTheSame, .addsToAnotherChain:
+      #expect(chain.code == other?.code)
+      #expect(otherGauge.value == 5)
+    case .addsToAChainOfAnotherType:
+      #expect(chain.code != otherText?.code)
+      #expect(text.text != "5")  // moved out of the text's chain
+    case .startsAndUnbinds:
+      #expect(chain.code != other?.code)
+      #expect(other?.isActive == false)
+    }
+  }
+
+  enum Kind: String, CaseIterable, Sendable {
+    case flat, nested, computed, observable
+  }
+
+  /// Two threads start a chain from one property at once, many times.
+  ///
+  /// Each time one chain, with both sinks, which a set reaches. Randomized by the scheduler.
+  @Test(arguments: Kind.allCases)
+  func twoThreadsStartingFromOnePropertyMakeOneChain(_ kind: Kind) {
+    let rounds = 1_000
+    var split = 0
+    var missed = 0
+    var firstMiss: String?
+    for _ in 0..<rounds {
+      let flat = Flat()
+      let holder = Holder()
+      let pair = Pair()
+      let level = Level()
+      let chains = LockedBox<[Int: Chain<Int>]>([:])
+      let calls = LockedBox<[Int: Int]>([:])
+      let ready = DispatchSemaphore(value: 0)
+      let go = DispatchSemaphore(value: 0)
+      let done = (0..<2).map { index in
+        startThread {
+          ready.signal()
+          go.wait()
+          let chain: Chain<Int>
+          switch kind {
+          case .flat: chain = Bind.in(flat, \.value)
+          case .nested: chain = Bind.in(holder, \.link.value)
+          case .computed: chain = Bind.in(pair, \.sum)
+          case .observable: chain = Bind.in(level, \.value)
+          }
+          chain.out(key: "sink\(index)") { value in
+            calls.withLock { $0[index, default: 0] += value == 7 ? 1 : 0 }
+          }
+          chains.withLock { $0[index] = chain }
+        }
+      }
+      ready.wait()
+      ready.wait()
+      go.signal()
+      go.signal()
+      for thread in done where thread.wait(timeout: .now() + 60) != .success {
+        Issue.record("a start did not return")
+        return
+      }
+      let made = chains.withLock { $0 }
+      guard let first = made[0], let second = made[1] else { return }
+      if first.code != second.code || !first.isActive || first.sinkCount != 2 {
+        split += 1
+        continue
+      }
+      switch kind {
+      case .flat: flat.value = 7
+      case .nested: holder.link.value = 7
+      case .computed: pair.a = 7
+      case .observable: level.value = 7
+      }
+      // Delivered by this call, or by a relay when the join's first read was delivering.
+      guard waitUntilIdle(first) else {
+        Issue.record("the chain did not become idle")
+        return
+      }
+      let seen = calls.withLock { $0 }
+      if seen != [0: 1, 1: 1] {
+        missed += 1
+        firstMiss = firstMiss ?? "calls with the value set, by sink: \(seen); \(first)"
+      }
+    }
+    #expect(split == 0, "rounds of \(rounds) that did not end in one chain with both sinks")
+    #expect(
+      missed == 0,
+      "rounds of \(rounds) whose set did not reach both sinks once; the first: \(firstMiss ?? "")")
+  }
+}
