@@ -265,9 +265,9 @@ extension Chain {
     _ sink: @escaping (ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial,
+      initial: initial, startingFrom: initial ? nil : core.currentValue,
       shared: core.sharedListChange(matchesByID: false) { ListChange(from: $0, to: $1) })
-    return out(key: key, isolation: isolation) { list in
+    return out(key: key, initial: initial, isolation: isolation) { list in
       if let change = differ.change(to: list) { sink(change) }
     }
   }
@@ -292,9 +292,9 @@ extension Chain {
     _ sink: @escaping (ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial,
+      initial: initial, startingFrom: initial ? nil : core.currentValue,
       shared: core.sharedListChange(matchesByID: true) { ListChange(from: $0, to: $1) })
-    return out(key: key, isolation: isolation) { list in
+    return out(key: key, initial: initial, isolation: isolation) { list in
       if let change = differ.change(to: list) { sink(change) }
     }
   }
@@ -318,9 +318,9 @@ extension Chain {
     _ sink: @escaping (Owner, ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial,
+      initial: initial, startingFrom: initial ? nil : core.currentValue,
       shared: core.sharedListChange(matchesByID: false) { ListChange(from: $0, to: $1) })
-    return out(owner, key: key, isolation: isolation) { owner, list in
+    return out(owner, key: key, initial: initial, isolation: isolation) { owner, list in
       if let change = differ.change(to: list) { sink(owner, change) }
     }
   }
@@ -349,9 +349,9 @@ extension Chain {
     _ sink: @escaping (Owner, ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial,
+      initial: initial, startingFrom: initial ? nil : core.currentValue,
       shared: core.sharedListChange(matchesByID: true) { ListChange(from: $0, to: $1) })
-    return out(owner, key: key, isolation: isolation) { owner, list in
+    return out(owner, key: key, initial: initial, isolation: isolation) { owner, list in
       if let change = differ.change(to: list) { sink(owner, change) }
     }
   }
@@ -360,17 +360,19 @@ extension Chain {
 // The list a sink saw last, to compute the next change from. Deliveries call it one at a time
 // (Docs/Semantics.md, "Propagation"), but a sink added while another thread delivers may be
 // called from both threads at once: `last` is locked, and the change computed after unlocking.
-// The sink is added with an initial call either way: it gives the differ the list to start from,
-// and is passed on only when `initial`.
+// With `initial`, the sink's first call gives the differ the list to start from; without, the
+// chain's list when the sink is added does (`startingFrom`), and the sink takes every delivery
+// from then on (`ChainCore.addSink`).
 @usableFromInline
 final class ListDiffer<Element: Equatable>: @unchecked Sendable {
-  private let last = Locked<[Element]?>(nil)
+  private let last: Locked<[Element]?>
   private let passesInitial: Bool
   private let shared: SharedListChange<Element>
 
   @usableFromInline
-  init(initial: Bool, shared: SharedListChange<Element>) {
+  init(initial: Bool, startingFrom list: [Element]?, shared: SharedListChange<Element>) {
     passesInitial = initial
+    last = Locked(initial ? nil : list)
     self.shared = shared
   }
 

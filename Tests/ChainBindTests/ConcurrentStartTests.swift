@@ -43,6 +43,14 @@ private final class Level: @unchecked Sendable {
   var value = 0
 }
 
+/// A computed member's inputs, as a number and as a list.
+private final class Inputs: @unchecked Sendable {
+  @Bound var a = 0
+  @Bound var b = 0
+  var sum: Int { a + b }
+  var list: [Int] { [a, b] }
+}
+
 private final class Gauge: @unchecked Sendable {
   private let storage = LockedBox(-1)
   var value: Int {
@@ -155,7 +163,7 @@ private final class Text: @unchecked Sendable {
           case .computed: chain = Bind.in(pair, \.sum)
           case .observable: chain = Bind.in(level, \.value)
           }
-          chain.out(key: "sink\(index)") { value in
+          chain.out(key: "sink\(index)", initial: false) { value in
             calls.withLock { $0[index, default: 0] += value == 7 ? 1 : 0 }
           }
           chains.withLock { $0[index] = chain }
@@ -196,5 +204,56 @@ private final class Text: @unchecked Sendable {
     #expect(
       missed == 0,
       "rounds of \(rounds) whose set did not reach both sinks once; the first: \(firstMiss ?? "")")
+  }
+
+  enum LateSink: String, CaseIterable, Sendable {
+    case keyed, owned, list
+  }
+
+  /// A set made after a sink was added with `initial: false` reaches it.
+  ///
+  /// Here the sink is added while another thread delivers and a computed member's re-read
+  /// waits. The re-read, queued before the sink, reads that set; the sink used to wait for its
+  /// turn behind it, and missed it.
+  @Test(arguments: LateSink.allCases)
+  func aSinkAddedWithoutAFirstCallGetsWhatIsSetAfterIt(_ late: LateSink) {
+    let inputs = Inputs()
+    let hook = Hook<Int>()
+    let owner = Gauge()
+    let seen = LockedBox<[String]>([])
+    // One chain, which waits in its "hold" sink, on the thread that set `a`.
+    let chain = late == .list ? nil : Bind.in(inputs, \.sum)
+    let listChain = late == .list ? Bind.in(inputs, \.list) : nil
+    chain?.out(key: "hold", initial: false) { hook($0) }
+    listChain?.out(key: "hold", initial: false) { hook($0[0]) }
+    let (entered, proceed) = hold(hook, at: 100)
+    let held = startThread { inputs.a = 100 }
+    entered.wait()
+    hook.set(nil)
+    inputs.b = 1  // the re-read waits for the held delivery
+    switch late {
+    case .keyed:
+      chain?.out(key: "late", initial: false) { sum in seen.withLock { $0.append("\(sum)") } }
+    case .owned:
+      chain?.out(owner, key: "late", initial: false) { _, sum in
+        seen.withLock { $0.append("\(sum)") }
+      }
+    case .list:
+      listChain?.outChanges(key: "late", initial: false) { change in
+        seen.withLock { $0.append("\(change.old)→\(change.new)") }
+      }
+    }
+    inputs.b = 2  // after the sink was added
+    proceed.signal()
+    guard held.wait(timeout: .now() + 60) == .success else {
+      Issue.record("the held set did not return")
+      return
+    }
+    if let chain { #expect(waitUntilIdle(chain)) }
+    if let listChain { #expect(waitUntilIdle(listChain)) }
+    switch late {
+    case .keyed, .owned: #expect(seen.withLock { $0 } == ["102"])
+    case .list: #expect(seen.withLock { $0 } == ["[100, 0]→[100, 2]"])
+    }
   }
 }

@@ -359,7 +359,8 @@ extension ChainCore {
     member.kind = .sink
     // Not called by deliveries until its first call, made in the delivery's order: a sink added
     // while another thread delivers sees the changes in order (Docs/Semantics.md, "Sinks").
-    member.pendingChanges.store(1, ordering: .relaxed)
+    // Without one, it takes every delivery from now on (`addSink`).
+    if initial { member.pendingChanges.store(1, ordering: .relaxed) }
     switch registry.attach(member, object: owner) {
     case .attached: break
     case .chainInactive:
@@ -368,9 +369,10 @@ extension ChainCore {
     case .chainReleased, .raced:  // raced: only a head's attach
       return
     }
+    guard initial else { return }
     serialize(toActor: false, workKey: .firstValue(of: member)) { [self] in
       member.pendingChanges.store(0, ordering: .relaxed)
-      guard initial, member.isAttached, let owner = member.object else { return }
+      guard member.isAttached, let owner = member.object else { return }
       if isTraced { trace(.sinkCalled(key: tracedName(of: member))) }
       var dead = DeadMembers()
       withExtendedLifetime(owner) { write(currentValue, to: member, dead: &dead) }

@@ -69,6 +69,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     return taken
   }
 
+  @usableFromInline
   var currentValue: Value { withLock { held in current(held) } }
 
   // How many list changes the chain's shared computation made (Bind+Testing.swift).
@@ -111,7 +112,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
   }
 
   // Adds (or replaces) a keyed sink and calls it first with the chain's current value when
-  // `initial`, in the delivery's order; false when the chain is inactive.
+  // `initial`, in the delivery's order; false when the chain is inactive. Without that call, it
+  // takes every delivery that begins from now on, even one of a change queued before: waiting
+  // for its turn, it missed a tracked member's change read early, by a read queued before it.
   func addSink(_ sink: Sink<Value>, initial: Bool) -> Bool {
     let added = withLock { held -> (added: Bool, replaced: Sink<Value>?) in
       guard isActive else { return (false, nil) }
@@ -125,6 +128,7 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         replaced?.markRemoved()
       }
       sink.order = extras.numberSink()
+      if !initial { sink.markReady() }
       sinks.append(sink)
       held.sinkCount = Int32(sinks.count)
       return (true, replaced)
@@ -133,12 +137,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     if let replaced = added.replaced { dropWork(key: .firstValue(of: replaced)) }
     withExtendedLifetime(added.replaced) {}
     guard added.added else { return false }
+    guard initial else { return true }
     serialize(toActor: false, workKey: .firstValue(of: sink)) { [self] in
       guard !sink.isRemoved else { return }
-      if initial {
-        if isTraced { trace(.sinkCalled(key: sink.tracedKey)) }
-        sink.body(currentValue)
-      }
+      if isTraced { trace(.sinkCalled(key: sink.tracedKey)) }
+      sink.body(currentValue)
       sink.markReady()
     }
     return true
