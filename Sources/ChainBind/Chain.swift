@@ -462,8 +462,18 @@ public struct Chain<Value>: Sendable {
     key: String, initial: Bool = true, isolation: isolated (any Actor)? = #isolation,
     _ sink: @escaping (Value) -> Void
   ) -> Chain {
+    out(key: key, initial: initial, isolation: isolation, starting: nil, sink)
+  }
+
+  // The same; `start` is given the chain's value when the sink is added without a first call.
+  @usableFromInline
+  @discardableResult
+  func out(
+    key: String, initial: Bool, isolation: isolated (any Actor)?,
+    starting start: ((Value) -> Void)?, _ sink: @escaping (Value) -> Void
+  ) -> Chain {
     guard core.admits(isolation, adding: "out(key: \"\(key)\")") else { return self }
-    guard core.addSink(Sink(key: key, body: sink), initial: initial) else {
+    guard core.addSink(Sink(key: key, body: sink, start: start), initial: initial) else {
       core.report(
         BindingError(chain: code, member: "out(key: \"\(key)\")", cause: .chainInactive))
       return self

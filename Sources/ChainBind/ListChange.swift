@@ -265,9 +265,9 @@ extension Chain {
     _ sink: @escaping (ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial, startingFrom: initial ? nil : core.currentValue,
+      initial: initial,
       shared: core.sharedListChange(matchesByID: false) { ListChange(from: $0, to: $1) })
-    return out(key: key, initial: initial, isolation: isolation) { list in
+    return out(key: key, initial: initial, isolation: isolation, starting: differ.start) { list in
       if let change = differ.change(to: list) { sink(change) }
     }
   }
@@ -292,9 +292,9 @@ extension Chain {
     _ sink: @escaping (ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial, startingFrom: initial ? nil : core.currentValue,
+      initial: initial,
       shared: core.sharedListChange(matchesByID: true) { ListChange(from: $0, to: $1) })
-    return out(key: key, initial: initial, isolation: isolation) { list in
+    return out(key: key, initial: initial, isolation: isolation, starting: differ.start) { list in
       if let change = differ.change(to: list) { sink(change) }
     }
   }
@@ -318,9 +318,9 @@ extension Chain {
     _ sink: @escaping (Owner, ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial, startingFrom: initial ? nil : core.currentValue,
+      initial: initial,
       shared: core.sharedListChange(matchesByID: false) { ListChange(from: $0, to: $1) })
-    return out(owner, key: key, initial: initial, isolation: isolation) { owner, list in
+    return out(owner, key: key, isolation: isolation) { owner, list in
       if let change = differ.change(to: list) { sink(owner, change) }
     }
   }
@@ -349,9 +349,9 @@ extension Chain {
     _ sink: @escaping (Owner, ListChange<Element>) -> Void
   ) -> Chain where Value == [Element] {
     let differ = ListDiffer(
-      initial: initial, startingFrom: initial ? nil : core.currentValue,
+      initial: initial,
       shared: core.sharedListChange(matchesByID: true) { ListChange(from: $0, to: $1) })
-    return out(owner, key: key, initial: initial, isolation: isolation) { owner, list in
+    return out(owner, key: key, isolation: isolation) { owner, list in
       if let change = differ.change(to: list) { sink(owner, change) }
     }
   }
@@ -360,20 +360,25 @@ extension Chain {
 // The list a sink saw last, to compute the next change from. Deliveries call it one at a time
 // (Docs/Semantics.md, "Propagation"), but a sink added while another thread delivers may be
 // called from both threads at once: `last` is locked, and the change computed after unlocking.
-// With `initial`, the sink's first call gives the differ the list to start from; without, the
-// chain's list when the sink is added does (`startingFrom`), and the sink takes every delivery
-// from then on (`ChainCore.addSink`).
+// A sink's first call gives the differ the list to start from, passed on only when `initial`.
+// A keyed sink without one starts from the chain's list when it is added (`start`, under the
+// chain's lock), and takes every delivery from then on (`ChainCore.addSink`).
 @usableFromInline
 final class ListDiffer<Element: Equatable>: @unchecked Sendable {
-  private let last: Locked<[Element]?>
+  private let last = Locked<[Element]?>(nil)
   private let passesInitial: Bool
   private let shared: SharedListChange<Element>
 
   @usableFromInline
-  init(initial: Bool, startingFrom list: [Element]?, shared: SharedListChange<Element>) {
+  init(initial: Bool, shared: SharedListChange<Element>) {
     passesInitial = initial
-    last = Locked(initial ? nil : list)
     self.shared = shared
+  }
+
+  // Sets the list the first change starts from; nothing is released.
+  @usableFromInline
+  func start(from list: [Element]) {
+    last.withLock { $0 = list }
   }
 
   @usableFromInline

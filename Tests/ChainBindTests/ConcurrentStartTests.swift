@@ -43,6 +43,27 @@ private final class Level: @unchecked Sendable {
   var value = 0
 }
 
+/// A computed property over a `@Bound` one, whose getter holds the first reader once armed.
+private final class Offset: @unchecked Sendable {
+  let hold = HeldOnce()
+  @Bound var a = 0
+  var next: Int {
+    _ = hold.holds()
+    return a + 1
+  }
+}
+
+/// Runs the hook with 1 in its deinit: user code on the thread that releases it.
+private final class Canary: @unchecked Sendable {
+  let hook: Hook<Int>
+  init(_ hook: Hook<Int>) { self.hook = hook }
+  deinit { hook(1) }
+}
+
+private final class Rows: @unchecked Sendable {
+  @Bound var items = [0]
+}
+
 /// A computed member's inputs, as a number and as a list.
 private final class Inputs: @unchecked Sendable {
   @Bound var a = 0
@@ -255,5 +276,91 @@ private final class Text: @unchecked Sendable {
     case .keyed, .owned: #expect(seen.withLock { $0 } == ["102"])
     case .list: #expect(seen.withLock { $0 } == ["[100, 0]→[100, 2]"])
     }
+  }
+
+  /// Where the property is when a held join of its chain goes on.
+  enum Moved: String, CaseIterable, Sendable {
+    /// Into another chain; the chain joined had no other sender, and ended.
+    case outOfItsOnlySender
+    /// Into another chain; the chain joined keeps another sender.
+    case outOfAChainThatGoesOn
+  }
+
+  /// A start held while it joins its property's chain joins the chain the property moved to.
+  ///
+  /// It is held inside the getter, between its look-up and its attach, while this thread moves
+  /// the property into another chain; it joins that chain, as it would have a moment later. It
+  /// used to get the first chain back, ended, or move the property back out of the other one.
+  @Test(arguments: Moved.allCases)
+  func aJoinHeldWhileAnotherThreadMovesTheProperty(_ moved: Moved) {
+    let offset = Offset()
+    let other = Flat()
+    let first = Bind.in(offset, \.next)
+    if moved == .outOfAChainThatGoesOn { first.in(other, \.value) }
+    let errors = LockedBox<[BindingError]>([])
+    first.onError { error in errors.withLock { $0.append(error) } }
+    let joined = LockedBox<Chain<Int>?>(nil)
+    offset.hold.arm()
+    let done = startThread { joined.withLock { $0 = Bind.in(offset, \.next) } }
+    guard offset.hold.waitReached() else { return }
+    let source = Flat()
+    let second = Bind.in(source, \.value).in(offset, \.next)
+    offset.hold.resume()
+    guard done.wait(timeout: .now() + 60) == .success else {
+      Issue.record("the held start did not return")
+      return
+    }
+    #expect(joined.withLock { $0 }?.code == second.code)
+    #expect(joined.withLock { $0 }?.isActive == true)
+    #expect(second.memberCount == 2)
+    #expect(errors.withLock { $0 }.isEmpty)
+    switch moved {
+    case .outOfItsOnlySender: #expect(!first.isActive)
+    case .outOfAChainThatGoesOn: #expect(first.memberCount == 1)
+    }
+    let gauge = Gauge()
+    second.out(gauge, \.value)
+    offset.a = 4
+    #expect(waitUntilIdle(second))
+    #expect(gauge.value == 5)
+    withExtendedLifetime(source) {}
+  }
+
+  /// A list sink added without a first call starts from the chain's list when it was added.
+  ///
+  /// The adding thread is held in a deinit its addition runs (pruning a sink whose owner is
+  /// gone) while this thread changes the list.
+  @Test func aListSinkWithoutAFirstCallStartsFromTheListWhenAdded() {
+    let rows = Rows()
+    let chain = Bind.in(rows, \.items)
+    let hook = Hook<Int>()
+    do {
+      let gone = Gauge()
+      let canary = Canary(hook)
+      chain.out(gone, key: "gone", initial: false) { _, _ in withExtendedLifetime(canary) {} }
+    }
+    let (entered, proceed) = hold(hook, at: 1)
+    let owner = Gauge()
+    let seen = LockedBox<[String]>([])
+    let adding = startThread {
+      chain.outChanges(owner, key: "late", initial: false) { _, change in
+        seen.withLock { $0.append("\(change.old)→\(change.new)") }
+      }
+    }
+    guard entered.wait(timeout: .now() + 60) == .success else {
+      Issue.record("the adding thread was not held")
+      return
+    }
+    hook.set(nil)
+    rows.items = [1]  // delivered before the sink is added
+    proceed.signal()
+    guard adding.wait(timeout: .now() + 60) == .success else {
+      Issue.record("the addition did not return")
+      return
+    }
+    rows.items = [2]
+    #expect(waitUntilIdle(chain))
+    #expect(seen.withLock { $0 } == ["[1]→[2]"])
+    withExtendedLifetime(owner) {}
   }
 }

@@ -1,4 +1,5 @@
 import ChainBind
+import Dispatch
 import Synchronization
 import Testing
 
@@ -15,6 +16,23 @@ private final class ErrorCollector: Sendable {
 
   func errors(of code: ChainCode) -> [BindingError] {
     errors.withLock { errors in errors.filter { $0.chain == code } }
+  }
+
+  func errors(ofMember member: String) -> [BindingError] {
+    errors.withLock { errors in errors.filter { $0.member.hasPrefix(member) } }
+  }
+}
+
+/// A plain (not observable) property whose getter holds the first reader once armed.
+private final class HeldPlain: @unchecked Sendable {
+  let hold = HeldOnce()
+  private let stored = LockedBox(0)
+  var value: Int {
+    get {
+      _ = hold.holds()
+      return stored.withLock { $0 }
+    }
+    set { stored.withLock { $0 = newValue } }
   }
 }
 
@@ -267,6 +285,31 @@ private func sendableError<E: Error & Sendable>(_ error: E) -> E { error }
       #expect(fallbackErrors.first?.member.hasPrefix("Plain.") == true)
       #expect(collector.errors(of: handled.code).isEmpty)
       #expect(log.errors.map(\.cause) == [.notObservable])
+    }
+
+    /// A start that another thread's start of the same property overtakes joins its chain, and
+    /// reports `.notObservable` once, there: it used to report it first for the chain it made
+    /// and released unused.
+    @Test func aStartOvertakenByAnotherReportsOnceOnTheChainItJoins() {
+      let previous = Bind.fallbackErrorHandler
+      defer { Bind.fallbackErrorHandler = previous }
+      let collector = ErrorCollector()
+      Bind.fallbackErrorHandler = { collector.append($0) }
+      let plain = HeldPlain()
+      let joined = LockedBox<ChainCode?>(nil)
+      plain.hold.arm()
+      let done = startThread { joined.withLock { $0 = Bind.inout(plain, \.value).code } }
+      guard plain.hold.waitReached() else { return }
+      let first = Bind.inout(plain, \.value)  // between the held start's look-up and attach
+      plain.hold.resume()
+      guard done.wait(timeout: .now() + 60) == .success else {
+        Issue.record("the held start did not return")
+        return
+      }
+      #expect(joined.withLock { $0 } == first.code)
+      let reported = collector.errors(ofMember: "HeldPlain.")
+      #expect(reported.map(\.cause) == [.notObservable, .notObservable])
+      #expect(reported.allSatisfy { $0.chain == first.code })
     }
 
     @Test func replacingTheFallbackHandlerReleasesTheOldOneOutsideItsLock() {

@@ -27,15 +27,18 @@ extension ChainCore {
   ) -> ChainCore<Value> {
     let registry = Registry.current
     let key = sharingKey(keyPath, thunks)
-    // Again when another thread bound the property between the look-up and the attach: this
-    // call then joins its chain, as it would have a moment later (Docs/Semantics.md, "Threading").
+    // Again when another thread bound, moved or unbound the property between the look-up and
+    // the attach: this call then does what it would have done a moment later, joining the chain
+    // the property is in now, if any (Docs/Semantics.md, "Join and move").
     while true {
       let lookup = registry.lookUp(object, keyPath, askingIfPlain: false, sharing: key)
       let existing = lookup.member
       if let existing, let chain = existing.chain as? ChainCore<Value>, chain.isUsable {
-        chain.add(
-          object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks)
-        return chain
+        let joined = chain.add(
+          object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks,
+          joining: true)
+        if joined { return chain }
+        continue
       }
       let value: Value
       var probe: BoundProbe?
@@ -59,7 +62,7 @@ extension ChainCore {
       }
       let attached = chain.attach(
         object, keyPath, role: role, source: source, probe: probe, thunks: thunks,
-        access: head, seen: Registry.Seen(member: existing))
+        access: head, isHead: true, seen: Registry.Seen(member: existing))
       guard attached else {
         registry.release(chain, as: .lastSenderGone)
         continue
@@ -74,6 +77,18 @@ extension ChainCore {
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
     isolation: (any Actor)?, thunks: MemberThunks<Value, Object, Target>
   ) {
+    add(
+      object, keyPath, role: role, source: source, isolation: isolation, thunks: thunks,
+      joining: false)
+  }
+
+  // `joining`: a chain's start joins this chain (`makeHead`), which starts again, and false is
+  // returned, when the chain ended or the property's membership changed since it was looked up.
+  @discardableResult
+  private func add<Object: AnyObject, Target>(
+    _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
+    isolation: (any Actor)?, thunks: MemberThunks<Value, Object, Target>, joining: Bool
+  ) -> Bool {
     // Named as its current membership names it, if it has one; a `@Bound` property otherwise by
     // its storage, which only a read finds (the token that read installs is taken out again).
     func label() -> String {
@@ -89,8 +104,9 @@ extension ChainCore {
       return MemberLabel(keyPath: keyPath, storageKeyPath: storage).description
     }
     guard isActive else {
+      if joining { return false }
       report(BindingError(chain: code, member: label(), cause: .chainInactive))
-      return
+      return true
     }
     // Looked up once: for the isolation check, and for a property added again to this chain.
     // A receiving member of a plain property needs no probe: only the property's own @Bound
@@ -103,7 +119,7 @@ extension ChainCore {
       object, keyPath, askingIfPlain: mayBePlain, askingIfControl: isExactRoot, sharing: key)
     let (existing, isPlain) = (lookup.member, lookup.isPlain)
     // Isolated to the caller's actor only once the member is known to be added (below).
-    guard mayTake(existing, from: isolation) else { return }
+    guard mayTake(existing, from: isolation) else { return true }
     // Before the probe installs a token: pruning may release this chain, or run a deinit that
     // binds this property.
     pruneDeadMembers(amortized: true)
@@ -121,10 +137,11 @@ extension ChainCore {
         probe = found
       }
     }
-    attach(
+    return attach(
       object, keyPath, role: role, source: source, probe: probe, previous: previous,
       thunks: thunks, shared: (lookup.access, key), foundPlain: foundPlain,
-      control: (lookup.isControl, isExactRoot), isolation: isolation)
+      control: (lookup.isControl, isExactRoot), isolation: isolation,
+      seen: joining ? Registry.Seen(member: existing) : nil)
   }
 
   // A new member's access (MemberAccess.swift), and the key it is to be shared under, when it is
@@ -189,7 +206,8 @@ extension ChainCore {
     return false
   }
 
-  // False only for a head whose property was bound meanwhile (`seen`): nothing was added.
+  // False only when `seen`, the membership the caller looked up, is no longer the property's, or
+  // the chain ended meanwhile: nothing was added, and the caller starts again (`makeHead`).
   @discardableResult
   private func attach<Object: AnyObject, Target>(
     _ object: Object, _ keyPath: KeyPath<Object, Target>, role: MemberRole, source: Source,
@@ -197,10 +215,8 @@ extension ChainCore {
     shared: (access: MemberAccess?, key: MemberAccessKey?) = (nil, nil),
     access prepared: (access: MemberAccess, sharing: MemberAccessKey?)? = nil,
     foundPlain: Bool = false, control: (known: Bool?, isExactRoot: Bool) = (nil, false),
-    isolation: (any Actor)? = nil, seen: Registry.Seen? = nil
+    isolation: (any Actor)? = nil, isHead: Bool = false, seen: Registry.Seen? = nil
   ) -> Bool {
-    // The head of a new chain (`makeHead`), which gives the membership its property had.
-    let isHead = seen != nil
     let isObservable: Bool
     switch source {
     case .property: isObservable = probe.map { $0.installed || $0.isTracked } ?? false
@@ -228,14 +244,15 @@ extension ChainCore {
     }
     let (access, sharing) = made
     let member = Member(object: object, access: access, chain: self, role: role)
-    if role.sends && !isObservable && carried == nil {
-      // Reported at bind time; the member still receives when it can.
-      let canReceive = member.write != nil
-      report(
-        member.error(
-          .notObservable,
-          outcome: canReceive ? "it only receives" : "its key path is read-only: it was not bound"))
-      guard canReceive else { return true }
+    // Reported at bind time, once attached (a start that starts again reports it once); the
+    // member still receives when it can.
+    let sendsUnobserved = role.sends && !isObservable && carried == nil
+    if sendsUnobserved {
+      guard member.write != nil else {
+        report(
+          member.error(.notObservable, outcome: "its key path is read-only: it was not bound"))
+        return true
+      }
       member.role = .out
     }
     if let previous { member.role = member.role.united(with: previous.role) }
@@ -279,17 +296,21 @@ extension ChainCore {
       // token, and so the membership, it had.
       probe?.undoInstall(in: object, storage: Bound<Target>.self)
       member.tracked?.end()
+      if seen != nil { return false }
       report(member.error(.chainInactive))
       return true
     case .raced:
-      // The head's property was bound by another thread meanwhile: nothing is added, and the
-      // caller looks again. A token its probe installed stays: the member attached meanwhile may
-      // have found it there and taken it, and the caller's next attempt takes it again.
+      // The property was bound, moved or unbound by another thread since the caller looked it
+      // up: nothing is added, and the caller looks again. A token its probe installed stays: the
+      // member attached meanwhile may have found it there and taken it, and the caller's next
+      // attempt takes it again.
       member.tracked?.end()
       return false
     case .chainReleased:
+      if sendsUnobserved { report(member.error(.notObservable, outcome: "it only receives")) }
       return true
     }
+    if sendsUnobserved { report(member.error(.notObservable, outcome: "it only receives")) }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
     if isTracked {
       startTracking(

@@ -69,7 +69,6 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     return taken
   }
 
-  @usableFromInline
   var currentValue: Value { withLock { held in current(held) } }
 
   // How many list changes the chain's shared computation made (Bind+Testing.swift).
@@ -128,7 +127,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
         replaced?.markRemoved()
       }
       sink.order = extras.numberSink()
-      if !initial { sink.markReady() }
+      if !initial {
+        // Not user code: a list sink's differ keeps the list (`ListDiffer.start`).
+        sink.start?(current(held))
+        sink.markReady()
+      }
       sinks.append(sink)
       held.sinkCount = Int32(sinks.count)
       return (true, replaced)

@@ -79,6 +79,8 @@ struct PendingChange<Value> {
 final class Sink<Value>: @unchecked Sendable {
   let key: String
   let body: (Value) -> Void
+  // Given the chain's value when a sink without a first call is added (a list sink's start).
+  let start: ((Value) -> Void)?
   // Its place among the chain's sinks, owned ones included; set under the chain lock when added.
   @exclusivity(unchecked) var order: Int32 = 0
   private let state = Atomic<UInt8>(Sink.waiting)
@@ -87,9 +89,10 @@ final class Sink<Value>: @unchecked Sendable {
   private static var ready: UInt8 { 1 }
   private static var removed: UInt8 { 2 }
 
-  init(key: String, body: @escaping (Value) -> Void) {
+  init(key: String, body: @escaping (Value) -> Void, start: ((Value) -> Void)? = nil) {
     self.key = key
     self.body = body
+    self.start = start
   }
 
   var isRemoved: Bool { state.load(ordering: .acquiring) == Self.removed }
