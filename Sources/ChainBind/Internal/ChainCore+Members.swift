@@ -287,9 +287,12 @@ extension ChainCore {
     var endsWithControl = isControl == true
     if case .control = source { endsWithControl = true }
     if endsWithControl, case .plain = member.source { member.kind = .control }
-    switch registry.attach(
+    let outcome = registry.attach(
       member, object: object, sharing: sharing, isPlain: foundPlain, isControl: noted, seen: seen)
-    {
+    if sendsUnobserved && (outcome == .attached || outcome == .chainReleased) {
+      report(member.error(.notObservable, outcome: "it only receives"))
+    }
+    switch outcome {
     case .attached: break
     case .chainInactive:
       // Released meanwhile, by another thread: nothing is added, and the property keeps the
@@ -307,10 +310,8 @@ extension ChainCore {
       member.tracked?.end()
       return false
     case .chainReleased:
-      if sendsUnobserved { report(member.error(.notObservable, outcome: "it only receives")) }
       return true
     }
-    if sendsUnobserved { report(member.error(.notObservable, outcome: "it only receives")) }
     if isTraced { trace(.memberAdded(member: member.label.description, role: "\(member.role)")) }
     if isTracked {
       startTracking(
