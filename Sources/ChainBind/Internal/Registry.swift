@@ -125,9 +125,9 @@ final class Registry: Sendable {
     // The member replaced the chain's last sender with a member that does not send, so the
     // chain was released.
     case chainReleased
-    // A new chain's head: its property's membership is no longer the one its caller looked up
-    // (another thread bound it meanwhile). Nothing was attached: the caller looks again, and
-    // joins the chain it finds (`ChainCore.makeHead`).
+    // A chain's start (a new head, or a join): the property's membership is no longer the one
+    // its caller looked up (another thread bound, moved or unbound it meanwhile). Nothing was
+    // attached: the caller looks again (`ChainCore.makeHead`).
     case raced
   }
 
@@ -136,8 +136,8 @@ final class Registry: Sendable {
   // member's access becomes the one members of that key share, unless one already is.
   // `isPlain`: reading the member's key path, shared, from an object of exactly its root type
   // touched no @Bound property; noted with the access it shares. `isControl`: whether objects of
-  // exactly the key path's root type are controls, noted likewise. `seen`, for a new chain's
-  // head: the membership the property had when its caller looked it up.
+  // exactly the key path's root type are controls, noted likewise. `seen`, for a chain's start
+  // (a new head, or a join): the membership the property had when its caller looked it up.
   func attach(
     _ member: Member, object: AnyObject, sharing key: MemberAccessKey? = nil, isPlain: Bool = false,
     isControl: Bool? = nil, seen: Seen? = nil
