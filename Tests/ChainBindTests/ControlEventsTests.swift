@@ -175,6 +175,35 @@ import Testing
       #expect(placeholderChain.isActive)
     }
 
+    // Its `controlEvents`, kept by another object (a thread that sends its events), outlives
+    // it: the membership ends at the next event sent on it, and its chain with it.
+    @Test func aControlWhoseEventsAreKeptElsewhereEndsAtTheNextEvent() {
+      let model = Model()
+      let target = Plain()
+      let shared = Bind.inout(model, \.string)
+      weak var weakField: TextField?
+      let (events, chain) = {
+        let field = TextField()
+        weakField = field
+        shared.inout(field, \.text, on: .editingChanged)
+        return (
+          field.controlEvents,
+          Bind.in(field, \.placeholder, on: .editingDidEnd).out(target, \.string)
+        )
+      }()
+      #expect(weakField == nil)
+      #expect(shared.memberCount == 2)  // nothing told them yet
+      #expect(chain.isActive)
+      events.send(.editingChanged)
+      #expect(shared.memberCount == 1)
+      #expect(shared.isActive)
+      #expect(chain.isActive)  // not the event its member is bound to
+      events.send(.editingDidEnd)
+      #expect(!chain.isActive)
+      #expect(model.string == "")
+      #expect(target.string == "")
+    }
+
     @Test func controlsBoundOnlyWithoutOnAreRemovedWhenDeallocated() {
       let model = Model()
       let stringChain = Bind.inout(model, \.string)

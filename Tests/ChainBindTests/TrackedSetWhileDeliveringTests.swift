@@ -20,6 +20,27 @@ private final class Outer: @unchecked Sendable {
   @Bound var inner = Inner()
 }
 
+// Its getter calls a hook with the value it is about to read.
+private final class HeldGetter: @unchecked Sendable {
+  let getterHook = Hook<Int>()
+  @Bound var base = 0
+  var value: Int {
+    get {
+      getterHook(base)
+      return base
+    }
+    set { base = newValue }
+  }
+}
+
+private final class Computed: @unchecked Sendable {
+  @Bound var base = 0
+  var value: Int {
+    get { base }
+    set { base = newValue }
+  }
+}
+
 @Observable
 private final class Level: @unchecked Sendable {
   var value = 0
@@ -33,7 +54,8 @@ private final class Calls: Sendable {
 
 /// The kinds of tracked member `Pair` binds.
 enum TrackedMemberKind: String, CaseIterable, Sendable {
-  case nested, observable
+  // A nested path's leaf set; a link of it replaced; a computed property; an `@Observable` one.
+  case nested, link, computed, observable
 }
 
 // A tracked member of one of two kinds; its chain's other end is a flat @Bound property.
@@ -42,17 +64,24 @@ private struct Pair: @unchecked Sendable {
   let flat = Flat()
   let outer = Outer()
   let level = Level()
+  let computed = Computed()
 
   func setTracked(_ value: Int) {
     switch kind {
     case .nested: outer.inner.value = value
+    case .link:
+      let inner = Inner()
+      inner.value = value
+      outer.inner = inner
+    case .computed: computed.base = value
     case .observable: level.value = value
     }
   }
 
   var tracked: Int {
     switch kind {
-    case .nested: outer.inner.value
+    case .nested, .link: outer.inner.value
+    case .computed: computed.value
     case .observable: level.value
     }
   }
@@ -60,7 +89,8 @@ private struct Pair: @unchecked Sendable {
   func bind(isolation: isolated (any Actor)? = #isolation) -> Chain<Int> {
     let chain = Bind.inout(flat, \.value)
     switch kind {
-    case .nested: chain.inout(outer, \.inner.value)
+    case .nested, .link: chain.inout(outer, \.inner.value)
+    case .computed: chain.inout(computed, \.value)
     case .observable: chain.inout(level, \.value)
     }
     return chain
@@ -90,6 +120,92 @@ private struct Pair: @unchecked Sendable {
     #expect(pair.flat.value == 7)
     #expect(pair.tracked == 7)
     #expect(calls.values == [0, 1, 7])
+    chain.unbind()
+  }
+
+  // A re-read waiting for the delivery reads the latest, and a later change of what it reads
+  // moves it last: after the changes accepted before that one, so the chain ends at the change
+  // made last (Docs/Semantics.md, "Fair delivery").
+  @Test(arguments: TrackedMemberKind.allCases)
+  func aWaitingRereadGoesAfterWhatWasAcceptedBeforeTheLatestChange(_ kind: TrackedMemberKind) {
+    let pair = Pair(kind: kind)
+    let calls = Calls()
+    let hook = Hook<Int>()
+    let (entered, proceed) = hold(hook, at: 1)
+    let chain = pair.bind().out(key: "log") { calls.record($0) }
+      .filter { value in
+        hook(value)
+        return true
+      }
+    let done = startThread { pair.flat.value = 1 }
+    entered.wait()  // the other thread delivers 1; these three wait, in this order
+    pair.setTracked(10)
+    pair.flat.value = 2
+    pair.setTracked(20)
+    proceed.signal()
+    done.wait()
+    hook.set(nil)
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 20)
+    #expect(pair.flat.value == 20)
+    #expect(pair.tracked == 20)
+    #expect(calls.values == [0, 1, 2, 20])
+    chain.unbind()
+  }
+
+  // The re-read that waited is held in its getter when what it reads is set again: it may read
+  // that set and send it before the change accepted earlier, so the re-read the set queues sends
+  // what it reads unless the chain holds it already, and the chain still ends at it.
+  @Test func aSetWhileAWaitingRereadReadsIsTheChainsLastValue() {
+    let flat = Flat()
+    let member = HeldGetter()
+    let calls = Calls()
+    let filterHook = Hook<Int>()
+    let (entered, proceed) = hold(filterHook, at: 1)
+    let chain = Bind.inout(flat, \.value).inout(member, \.value)
+      .out(key: "log") { calls.record($0) }
+      .filter { value in
+        filterHook(value)
+        return true
+      }
+    let done = startThread { flat.value = 1 }
+    entered.wait()
+    filterHook.set(nil)
+    let (reading, goOn) = hold(member.getterHook, at: 10)
+    member.base = 10  // its re-read waits
+    flat.value = 2  // and this change after it
+    proceed.signal()
+    reading.wait()  // the other thread reads the member again, held in its getter
+    member.getterHook.set(nil)
+    member.base = 20
+    goOn.signal()
+    done.wait()
+    #expect(waitUntilIdle(chain))
+    #expect(chain.currentValue == 20)
+    #expect(flat.value == 20)
+    #expect(member.base == 20)
+    #expect(calls.values == [0, 1, 20, 2, 20])
+    chain.unbind()
+  }
+
+  @MainActor
+  @Test(arguments: TrackedMemberKind.allCases)
+  func aRereadQueuedForTheMainActorGoesAfterWhatWasAcceptedBeforeTheLatestChange(
+    _ kind: TrackedMemberKind
+  ) async {
+    let pair = Pair(kind: kind)
+    let calls = Calls()
+    let chain = pair.bind().out(key: "log") { calls.record($0) }
+    startThread {
+      pair.setTracked(10)
+      pair.flat.value = 2
+      pair.setTracked(20)
+    }.wait()
+    #expect(await waitUntilIdle(chain))
+    #expect(chain.currentValue == 20)
+    #expect(pair.flat.value == 20)
+    #expect(pair.tracked == 20)
+    #expect(calls.values == [0, 2, 20])
     chain.unbind()
   }
 

@@ -253,14 +253,17 @@ class AnyChain: @unchecked Sendable {
   // this thread (told whether this thread was already delivering), `later()`, made under the
   // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work
   // makes is delivered at once, nested in it (`takesNestedTurn`).
-  // `workKey`: names the work while it waits, so that it can be taken out (`dropWork(key:)`).
+  // `workKey`: names the work while it waits, so that it can be taken out (`dropWork(key:)`); a
+  // re-read's (`PendingKey.mergesWaiting`) also moves the one waiting last instead of queuing
+  // another.
   func serialize(
     toActor: Bool, nests: Bool = true, workKey: PendingKey? = nil,
     now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) { now(false) }
 
-  // Queues `work` for the delivery under way on this thread, after what is queued.
-  func queueWork(_ work: @escaping () -> Void) { work() }
+  // Queues the work `make` makes for the delivery under way on this thread, after what is queued,
+  // unless work queued with `key` waits: that one goes last instead.
+  func queueWork(merging key: PendingKey, _ make: () -> () -> Void) { make()() }
 
   // Where a tracked member's re-read runs (`beginOwnWork`).
   enum OwnWork {

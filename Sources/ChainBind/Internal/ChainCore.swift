@@ -197,9 +197,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   // MARK: Work in the delivery
 
-  override func queueWork(_ work: @escaping () -> Void) {
+  override func queueWork(merging key: PendingKey, _ make: () -> () -> Void) {
     let held = acquire()
-    if isActive { enqueue(work: work, key: nil, held) }
+    if isActive, extras(held)?.queue?.moveToBack(key: key) != true {
+      enqueue(work: make(), key: key, held)
+    }
     release(held)
   }
 
@@ -221,9 +223,11 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
     now: (_ isDeliveringHere: Bool) -> Void, later: () -> (() -> Void)?
   ) {
     SchedulePoint.reach()
+    let merging = workKey?.mergesWaiting == true ? workKey : nil
     if toActor, isIsolated, let isolation, !isolation.isActorGone, !isolation.isCurrent {
-      guard let work = later() else { return }
-      isolation.enqueue(from: nil, in: self) { self.serialize(toActor: false, work) }
+      isolation.enqueue(from: nil, in: self, merging: merging) {
+        later().map { work in { self.serialize(toActor: false, work) } }
+      }
       return
     }
     let held = acquire()
@@ -234,7 +238,10 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
       return now(true)
     }
     if held.isDelivering {
-      // nil: merged into work queued already.
+      // A re-read waiting already goes last instead: it reads the latest.
+      if let merging, extras(held)?.queue?.moveToBack(key: merging) == true {
+        return release(held)
+      }
       if let work = later() { enqueue(work: work, key: workKey, held) }
       return release(held)
     }

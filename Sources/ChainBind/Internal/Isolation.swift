@@ -146,6 +146,16 @@ final class ChainIsolation: @unchecked Sendable {
   @usableFromInline
   @discardableResult
   func enqueue(from origin: Member?, in chain: AnyChain, _ job: @escaping () -> Void) -> Bool {
+    enqueue(from: origin, in: chain, merging: nil) { job }
+  }
+
+  // The same for work `make` makes, under the lock, unless work queued with `key` waits: that one
+  // goes last instead (a tracked member's re-read, which reads the latest). nil: nothing to queue.
+  @discardableResult
+  func enqueue(
+    from origin: Member?, in chain: AnyChain, merging key: PendingKey?,
+    _ make: () -> (() -> Void)?
+  ) -> Bool {
     // The actor is loaded under the lock that marks a batch scheduled: the task that drains a
     // scheduled batch holds its actor, so a job queued behind it always runs.
     let outcome = state.withLock { state -> (Scheduling, replaced: Job?) in
@@ -154,8 +164,10 @@ final class ChainIsolation: @unchecked Sendable {
         actor = self.actor
         if actor == nil { return (.actorGone, nil) }
       }
+      if let key, state.jobs.moveToBack(key: key) { return (.queued, nil) }
+      guard let job = make() else { return (.queued, nil) }
       let replaced = state.jobs.append(
-        Job(origin: origin, run: job), key: origin.map { .change(of: $0) })
+        Job(origin: origin, run: job), key: key ?? origin.map { .change(of: $0) })
       if replaced == nil {
         origin?.pendingChanges.add(1, ordering: .relaxed)
         queued.add(1, ordering: .releasing)

@@ -242,7 +242,12 @@ final class Member: @unchecked Sendable {
   // A control this member is subscribed to sent the member's event.
   func controlEventDidFire() {
     // An event is a change made now: none after the member left (a delivery may keep it alive).
-    guard isSending, isAttached, let send, let object else { return }
+    guard isSending, isAttached, let send else { return }
+    guard let object else {
+      // The control is gone while its `controlEvents` is kept elsewhere, which would have ended
+      // the membership with it (Docs/Semantics.md, "When a chain ends").
+      return chain.registry.detach(self)
+    }
     switch chain.isIsolated ? chain.admission(of: self, clearingEcho: false) : .nonisolated {
     case .nonisolated:
       // Only the writing thread's events are the write's echo: another thread's edit meanwhile is

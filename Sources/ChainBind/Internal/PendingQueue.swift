@@ -1,10 +1,10 @@
 // Names an entry of a `PendingQueue`: a sending member's change, which the member's next change
 // replaces, or work for a member or sink (its first value, a tracked member's first read), taken
-// out when it leaves. Each kind is named apart: a member's change must not replace its first
-// value.
+// out when it leaves, or a tracked member's re-read, which a newer change moves last. Each kind is
+// named apart: a member's change must not replace its first value.
 @usableFromInline
 struct PendingKey: Hashable {
-  private enum Kind: UInt8 { case change, firstValue, firstRead }
+  private enum Kind: UInt8 { case change, firstValue, firstRead, reread }
   private let object: ObjectIdentifier
   private let kind: Kind
 
@@ -21,6 +21,14 @@ struct PendingKey: Hashable {
   static func firstRead(of member: Member) -> PendingKey {
     PendingKey(object: ObjectIdentifier(member), kind: .firstRead)
   }
+
+  // A tracked member's re-read (`TrackedSource.queuedReread`).
+  static func reread(of member: Member) -> PendingKey {
+    PendingKey(object: ObjectIdentifier(member), kind: .reread)
+  }
+
+  // Work that a newer one of its key moves last instead of being queued again.
+  var mergesWaiting: Bool { kind == .reread }
 }
 
 // What waits for a chain's delivery, or for its actor: first in, first out, appended and taken in
@@ -68,6 +76,15 @@ struct PendingQueue<Element> {
     slotCount -= 1
     skipTaken()
     return entry.element
+  }
+
+  // Moves the entry waiting with `key` last, as if appended now: a re-read that a newer change
+  // merges into (it reads the latest) goes after the changes accepted before that one. False
+  // when none waits.
+  mutating func moveToBack(key: PendingKey) -> Bool {
+    guard let element = remove(key: key) else { return false }
+    _ = append(element, key: key)
+    return true
   }
 
   // Puts `element` before everything appended, after what was put there before it, except the

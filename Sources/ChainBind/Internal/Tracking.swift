@@ -167,11 +167,15 @@ final class TrackedSource: @unchecked Sendable {
   private let objectToken: Atomic<UInt>
   // That property was set since the last read.
   private let ownPropertySet = Atomic<Bool>(false)
-  // A re-read waits in the chain's delivery: another change merges into it (it reads the latest).
-  private let isRereadQueued = Atomic<Bool>(false)
+  // The re-reads queued and not begun: one waiting in the chain's delivery, one for its actor,
+  // and one taken out to run. A change while one waits moves it last (it reads the latest,
+  // `queuedReread`).
+  private let rereadsQueued = Atomic<Int>(0)
+  // The queued re-reads running (`queuedReread`).
+  private let rereadsRunning = Atomic<Int>(0)
   // A set of what the member reads waits for its re-read: what it reads now is newer than
   // what it sent (a join that replaces the member keeps it, `ChainCore.attach`).
-  var hasRereadQueued: Bool { isRereadQueued.load(ordering: .acquiring) }
+  var hasRereadQueued: Bool { rereadsQueued.load(ordering: .acquiring) != 0 }
   // Set by the delivering thread while it reads the path back after writing it (an echo).
   @exclusivity(unchecked) var isEchoRead = false
 
@@ -624,7 +628,7 @@ final class TrackedSource: @unchecked Sendable {
       return rereadInDelivery(member, token, value, isDeliveringHere: true)
     }
     chain.serialize(
-      toActor: toActor,
+      toActor: toActor, workKey: .reread(of: member),
       now: {
         coverLatestWatch()
         rereadInDelivery(member, token, value, isDeliveringHere: $0)
@@ -639,21 +643,28 @@ final class TrackedSource: @unchecked Sendable {
     ownPropertySet.store(true, ordering: .releasing)
   }
 
-  // The re-read to queue for `member`; nil when one waits already (it reads the latest).
-  // While it waits it counts as a change of the member's own: deliveries before it do not
-  // write the member over the value it was set to (Docs/Semantics.md, "Threading").
-  private func queuedReread(_ member: Member) -> (() -> Void)? {
-    guard !isRereadQueued.exchange(true, ordering: .acquiringAndReleasing) else { return nil }
+  // The re-read to queue for `member`, made where none waits (one that waits is moved last
+  // instead, `PendingKey.reread`: it reads the latest, and goes after the changes accepted before
+  // this one, Docs/Semantics.md, "Fair delivery"). While it waits it counts as a change of the
+  // member's own: deliveries before it do not write the member over the value it was set to
+  // (Docs/Semantics.md, "Threading").
+  // Made while another runs, or was taken out to: that one may read this set and send it before
+  // changes accepted earlier, so this one sends what it reads unless it is the chain's value.
+  private func queuedReread(_ member: Member) -> () -> Void {
+    let follows =
+      rereadsQueued.load(ordering: .acquiring) != 0
+      || rereadsRunning.load(ordering: .acquiring) != 0
+    rereadsQueued.add(1, ordering: .acquiringAndReleasing)
     member.pendingChanges.add(1, ordering: .relaxed)
     return {
-      // Exchanged, not stored: a set that finds it still true has noted what it set before
-      // (`noteSet`), and this read, after it, sees that.
-      _ = self.isRereadQueued.exchange(false, ordering: .acquiringAndReleasing)
+      self.rereadsRunning.add(1, ordering: .acquiringAndReleasing)
+      self.rereadsQueued.subtract(1, ordering: .acquiringAndReleasing)
       member.pendingChanges.subtract(1, ordering: .relaxed)
       // Where a test sets what the member reads before the read begins (InterleavingTests).
       SchedulePoint.reach()
       self.coverLatestWatch()
-      self.reread(member, false)
+      if follows { self.readBack(member, asResult: true) } else { self.reread(member, false) }
+      self.rereadsRunning.subtract(1, ordering: .acquiringAndReleasing)
     }
   }
 
@@ -665,7 +676,7 @@ final class TrackedSource: @unchecked Sendable {
   private func isPathLeaf(_ token: BoundToken, _ member: Member, isDeliveringHere: Bool) -> Bool {
     guard isBoundPath, !isReading, !collector.readSubclassObject else { return false }
     return !(isDeliveringHere && member.isWriting)
-      && !isRereadQueued.load(ordering: .acquiring)
+      && !hasRereadQueued
       && !observationsMoved.load(ordering: .acquiring)
       && collector.observed.last?.refers(to: token) == true
   }
@@ -695,12 +706,12 @@ final class TrackedSource: @unchecked Sendable {
   // The chain's write of the member returned: the value and the properties read are refreshed,
   // and the value is sent only when it is not what the delivery wrote (a setter that corrects
   // it; another thread may have changed the path since: ChainCore.enqueue). In the delivery.
-  func readBack(_ member: Member) {
+  func readBack(_ member: Member, asResult: Bool = false) {
     // Sent even when it is the last value read (a setter that corrects the write back to it):
     // `ChainCore.enqueue` drops it when it is the chain's value.
     sendsAnyway = true
     isEchoRead = true
-    read(member, sending: true)
+    read(member, sending: true, asResult: asResult)
     isEchoRead = false
     sendsAnyway = false
   }
@@ -726,7 +737,7 @@ final class TrackedSource: @unchecked Sendable {
   @inline(never)
   private func readAgainLater(_ member: Member) {
     readsAgain = false
-    if let work = queuedReread(member) { member.chain.queueWork(work) }
+    member.chain.queueWork(merging: .reread(of: member)) { queuedReread(member) }
   }
 
   // A re-read that waited begins, or one a cancelled watch's late call starts: the latest read's
