@@ -33,6 +33,18 @@ private final class HeldGetter: @unchecked Sendable {
   }
 }
 
+@Observable
+private final class GateFlag: @unchecked Sendable {
+  var on = false
+}
+
+// Reads an `@Observable` flag, and a `@Bound` property only when it is on.
+private final class Gated: @unchecked Sendable {
+  let gate = GateFlag()
+  @Bound var base = 5
+  var value: Int { gate.on ? base : 0 }
+}
+
 private final class Computed: @unchecked Sendable {
   @Bound var base = 0
   var value: Int {
@@ -185,6 +197,35 @@ private struct Pair: @unchecked Sendable {
     #expect(flat.value == 20)
     #expect(member.base == 20)
     #expect(calls.values == [0, 1, 20, 2, 20])
+    chain.unbind()
+  }
+
+  // A re-read that reads what its last read did not observe queues itself once more (its watch
+  // counted nothing). That one is no set's: it compares with what it last read, and sends
+  // nothing over a change accepted meanwhile (found by an independent review).
+  @Test func aReadAgainThatARereadQueuesSendsOnlyAChange() {
+    let flat = Flat()
+    let gated = Gated()
+    let calls = Calls()
+    let hook = Hook<Int>()
+    let (entered, proceed) = hold(hook, at: 1)
+    let chain = Bind.inout(flat, \.value).in(gated, \.value)
+      .out(key: "log") { calls.record($0) }
+      .filter { value in
+        hook(value)
+        return true
+      }
+    let done = startThread { flat.value = 1 }
+    entered.wait()
+    hook.set(nil)
+    gated.gate.on = true  // the member's re-read waits: it will read 5
+    flat.value = 2  // accepted after it: the last change made
+    proceed.signal()
+    done.wait()
+    #expect(waitUntilIdle(chain))
+    #expect(calls.values == [0, 1, 5, 2])
+    #expect(chain.currentValue == 2)
+    #expect(flat.value == 2)
     chain.unbind()
   }
 

@@ -251,7 +251,8 @@ class AnyChain: @unchecked Sendable {
 
   // Runs work as part of the chain's one-at-a-time delivery (ChainCore): `now` when it runs on
   // this thread (told whether this thread was already delivering), `later()`, made under the
-  // chain's lock, when it must be queued (nil: nothing to queue). `nests`: a change the work
+  // chain's lock (or its actor's queue's), when it must be queued (nil: nothing to queue): it runs
+  // no user code and takes no lock. `nests`: a change the work
   // makes is delivered at once, nested in it (`takesNestedTurn`).
   // `workKey`: names the work while it waits, so that it can be taken out (`dropWork(key:)`); a
   // re-read's (`PendingKey.mergesWaiting`) also moves the one waiting last instead of queuing

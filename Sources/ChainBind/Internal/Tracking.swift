@@ -643,17 +643,16 @@ final class TrackedSource: @unchecked Sendable {
     ownPropertySet.store(true, ordering: .releasing)
   }
 
-  // The re-read to queue for `member`, made where none waits (one that waits is moved last
-  // instead, `PendingKey.reread`: it reads the latest, and goes after the changes accepted before
-  // this one, Docs/Semantics.md, "Fair delivery"). While it waits it counts as a change of the
-  // member's own: deliveries before it do not write the member over the value it was set to
-  // (Docs/Semantics.md, "Threading").
-  // Made while another runs, or was taken out to: that one may read this set and send it before
-  // changes accepted earlier, so this one sends what it reads unless it is the chain's value.
-  private func queuedReread(_ member: Member) -> () -> Void {
+  // The re-read to queue for `member` where none waits (one waiting is moved last instead,
+  // `PendingKey.reread`). While it waits it counts as a change of the member's own, which
+  // deliveries before it do not write over (Docs/Semantics.md, "Threading"). Queued for a set
+  // while another runs or was taken out to run, which may have read that set early, it sends what
+  // it reads unless the chain holds it (Docs/Semantics.md, "Tracked sources").
+  private func queuedReread(_ member: Member, forSet: Bool = true) -> () -> Void {
     let follows =
-      rereadsQueued.load(ordering: .acquiring) != 0
-      || rereadsRunning.load(ordering: .acquiring) != 0
+      forSet
+      && (rereadsQueued.load(ordering: .acquiring) != 0
+        || rereadsRunning.load(ordering: .acquiring) != 0)
     rereadsQueued.add(1, ordering: .acquiringAndReleasing)
     member.pendingChanges.add(1, ordering: .relaxed)
     return {
@@ -737,7 +736,7 @@ final class TrackedSource: @unchecked Sendable {
   @inline(never)
   private func readAgainLater(_ member: Member) {
     readsAgain = false
-    member.chain.queueWork(merging: .reread(of: member)) { queuedReread(member) }
+    member.chain.queueWork(merging: .reread(of: member)) { queuedReread(member, forSet: false) }
   }
 
   // A re-read that waited begins, or one a cancelled watch's late call starts: the latest read's
