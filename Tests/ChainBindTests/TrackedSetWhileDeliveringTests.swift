@@ -109,29 +109,49 @@ private struct Pair: @unchecked Sendable {
   }
 }
 
-@Suite struct TrackedSetWhileDeliveringTests {
-  @Test(arguments: TrackedMemberKind.allCases)
-  func aSetMadeWhileAnotherThreadDeliversIsDelivered(_ kind: TrackedMemberKind) {
-    let pair = Pair(kind: kind)
-    let calls = Calls()
+// Another thread sets `flat` to 1 and delivers it, held in a filter before it writes the
+// members; `resume` lets it go on (after `meanwhile`, run once it goes on) and returns when that
+// thread's set has returned. `calls`: what the chain's sink got.
+private struct HeldDelivery {
+  let calls = Calls()
+  private let proceed: DispatchSemaphore
+  private let done: DispatchSemaphore
+
+  init(_ chain: Chain<Int>, setting flat: Flat) {
+    let calls = calls
     let hook = Hook<Int>()
     let (entered, proceed) = hold(hook, at: 1)
-    let chain = pair.bind().out(key: "log") { calls.record($0) }
+    chain.out(key: "log") { calls.record($0) }
       .filter { value in
         hook(value)
         return true
       }
-    let done = startThread { pair.flat.value = 1 }
-    entered.wait()  // held in the filter, before the tracked member is written
-    pair.setTracked(7)
-    proceed.signal()
-    done.wait()
+    done = startThread { flat.value = 1 }
+    entered.wait()
     hook.set(nil)
+    self.proceed = proceed
+  }
+
+  func resume(meanwhile: () -> Void = {}) {
+    proceed.signal()
+    meanwhile()
+    done.wait()
+  }
+}
+
+@Suite struct TrackedSetWhileDeliveringTests {
+  @Test(arguments: TrackedMemberKind.allCases)
+  func aSetMadeWhileAnotherThreadDeliversIsDelivered(_ kind: TrackedMemberKind) {
+    let pair = Pair(kind: kind)
+    let chain = pair.bind()
+    let delivery = HeldDelivery(chain, setting: pair.flat)  // before the tracked member is written
+    pair.setTracked(7)
+    delivery.resume()
     #expect(waitUntilIdle(chain))
     #expect(chain.currentValue == 7)
     #expect(pair.flat.value == 7)
     #expect(pair.tracked == 7)
-    #expect(calls.values == [0, 1, 7])
+    #expect(delivery.calls.values == [0, 1, 7])
     chain.unbind()
   }
 
@@ -141,27 +161,17 @@ private struct Pair: @unchecked Sendable {
   @Test(arguments: TrackedMemberKind.allCases)
   func aWaitingRereadGoesAfterWhatWasAcceptedBeforeTheLatestChange(_ kind: TrackedMemberKind) {
     let pair = Pair(kind: kind)
-    let calls = Calls()
-    let hook = Hook<Int>()
-    let (entered, proceed) = hold(hook, at: 1)
-    let chain = pair.bind().out(key: "log") { calls.record($0) }
-      .filter { value in
-        hook(value)
-        return true
-      }
-    let done = startThread { pair.flat.value = 1 }
-    entered.wait()  // the other thread delivers 1; these three wait, in this order
+    let chain = pair.bind()
+    let delivery = HeldDelivery(chain, setting: pair.flat)  // these three wait, in this order
     pair.setTracked(10)
     pair.flat.value = 2
     pair.setTracked(20)
-    proceed.signal()
-    done.wait()
-    hook.set(nil)
+    delivery.resume()
     #expect(waitUntilIdle(chain))
     #expect(chain.currentValue == 20)
     #expect(pair.flat.value == 20)
     #expect(pair.tracked == 20)
-    #expect(calls.values == [0, 1, 2, 20])
+    #expect(delivery.calls.values == [0, 1, 2, 20])
     chain.unbind()
   }
 
@@ -171,32 +181,22 @@ private struct Pair: @unchecked Sendable {
   @Test func aSetWhileAWaitingRereadReadsIsTheChainsLastValue() {
     let flat = Flat()
     let member = HeldGetter()
-    let calls = Calls()
-    let filterHook = Hook<Int>()
-    let (entered, proceed) = hold(filterHook, at: 1)
     let chain = Bind.inout(flat, \.value).inout(member, \.value)
-      .out(key: "log") { calls.record($0) }
-      .filter { value in
-        filterHook(value)
-        return true
-      }
-    let done = startThread { flat.value = 1 }
-    entered.wait()
-    filterHook.set(nil)
+    let delivery = HeldDelivery(chain, setting: flat)
     let (reading, goOn) = hold(member.getterHook, at: 10)
     member.base = 10  // its re-read waits
     flat.value = 2  // and this change after it
-    proceed.signal()
-    reading.wait()  // the other thread reads the member again, held in its getter
-    member.getterHook.set(nil)
-    member.base = 20
-    goOn.signal()
-    done.wait()
+    delivery.resume {
+      reading.wait()  // the other thread reads the member again, held in its getter
+      member.getterHook.set(nil)
+      member.base = 20
+      goOn.signal()
+    }
     #expect(waitUntilIdle(chain))
     #expect(chain.currentValue == 20)
     #expect(flat.value == 20)
     #expect(member.base == 20)
-    #expect(calls.values == [0, 1, 20, 2, 20])
+    #expect(delivery.calls.values == [0, 1, 20, 2, 20])
     chain.unbind()
   }
 
@@ -206,24 +206,13 @@ private struct Pair: @unchecked Sendable {
   @Test func aReadAgainThatARereadQueuesSendsOnlyAChange() {
     let flat = Flat()
     let gated = Gated()
-    let calls = Calls()
-    let hook = Hook<Int>()
-    let (entered, proceed) = hold(hook, at: 1)
     let chain = Bind.inout(flat, \.value).in(gated, \.value)
-      .out(key: "log") { calls.record($0) }
-      .filter { value in
-        hook(value)
-        return true
-      }
-    let done = startThread { flat.value = 1 }
-    entered.wait()
-    hook.set(nil)
+    let delivery = HeldDelivery(chain, setting: flat)
     gated.gate.on = true  // the member's re-read waits: it will read 5
     flat.value = 2  // accepted after it: the last change made
-    proceed.signal()
-    done.wait()
+    delivery.resume()
     #expect(waitUntilIdle(chain))
-    #expect(calls.values == [0, 1, 5, 2])
+    #expect(delivery.calls.values == [0, 1, 5, 2])
     #expect(chain.currentValue == 2)
     #expect(flat.value == 2)
     chain.unbind()
