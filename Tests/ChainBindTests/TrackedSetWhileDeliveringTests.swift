@@ -45,6 +45,19 @@ private final class Gated: @unchecked Sendable {
   var value: Int { gate.on ? base : 0 }
 }
 
+// The same, calling a hook with `base` once it has read it.
+private final class HeldGated: @unchecked Sendable {
+  let gate = GateFlag()
+  let readHook = Hook<Int>()
+  @Bound var base = 5
+  var value: Int {
+    guard gate.on else { return 0 }
+    let read = base
+    readHook(read)
+    return read
+  }
+}
+
 private final class Computed: @unchecked Sendable {
   @Bound var base = 0
   var value: Int {
@@ -215,6 +228,30 @@ private struct HeldDelivery {
     #expect(delivery.calls.values == [0, 1, 5, 2])
     #expect(chain.currentValue == 2)
     #expect(flat.value == 2)
+    chain.unbind()
+  }
+
+  // The same read again, when a set made during the read has queued a re-read already, with a
+  // change accepted after it: that re-read stays where it is, before that change, which the
+  // chain ends at (found by an independent review).
+  @Test func aReadAgainLeavesAWaitingRereadWhereItIs() {
+    let flat = Flat()
+    let gated = HeldGated()
+    let chain = Bind.inout(flat, \.value).in(gated, \.value)
+    let delivery = HeldDelivery(chain, setting: flat)
+    let (reading, goOn) = hold(gated.readHook, at: 5)
+    gated.gate.on = true  // the member's re-read waits: it will read `base`, and read again
+    delivery.resume {
+      reading.wait()  // the re-read has read 5, held in the getter
+      gated.readHook.set(nil)
+      gated.base = 9  // its re-read waits
+      flat.value = 3  // accepted after it: the last change made
+      goOn.signal()
+    }
+    #expect(waitUntilIdle(chain))
+    #expect(delivery.calls.values == [0, 1, 5, 9, 3])
+    #expect(chain.currentValue == 3)
+    #expect(flat.value == 3)
     chain.unbind()
   }
 

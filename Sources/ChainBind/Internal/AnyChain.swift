@@ -263,8 +263,8 @@ class AnyChain: @unchecked Sendable {
   ) { now(false) }
 
   // Queues the work `make` makes for the delivery under way on this thread, after what is queued,
-  // unless work queued with `key` waits: that one goes last instead.
-  func queueWork(merging key: PendingKey, _ make: () -> () -> Void) { make()() }
+  // with `key`, unless work queued with `key` waits.
+  func queueWork(unlessWaiting key: PendingKey, _ make: () -> () -> Void) { make()() }
 
   // Where a tracked member's re-read runs (`beginOwnWork`).
   enum OwnWork {

@@ -197,9 +197,9 @@ final class ChainCore<Value>: AnyChain, @unchecked Sendable {
 
   // MARK: Work in the delivery
 
-  override func queueWork(merging key: PendingKey, _ make: () -> () -> Void) {
+  override func queueWork(unlessWaiting key: PendingKey, _ make: () -> () -> Void) {
     let held = acquire()
-    if isActive, extras(held)?.queue?.moveToBack(key: key) != true {
+    if isActive, extras(held)?.queue?.contains(key: key) != true {
       enqueue(work: make(), key: key, held)
     }
     release(held)

@@ -78,6 +78,12 @@ struct PendingQueue<Element> {
     return entry.element
   }
 
+  // Whether an entry appended with `key` still waits.
+  func contains(key: PendingKey) -> Bool {
+    guard let place = places[key] else { return false }
+    return slots[place] != nil
+  }
+
   // Moves the entry waiting with `key` last, as if appended now: a re-read that a newer change
   // merges into (it reads the latest) goes after the changes accepted before that one. False
   // when none waits.

@@ -173,6 +173,9 @@ final class TrackedSource: @unchecked Sendable {
   private let rereadsQueued = Atomic<Int>(0)
   // The queued re-reads running (`queuedReread`).
   private let rereadsRunning = Atomic<Int>(0)
+  // A set was made while a queued re-read ran: the next one to begin sends what it reads unless
+  // the chain holds it (`queuedReread`).
+  private let setWhileRereading = Atomic<Bool>(false)
   // A set of what the member reads waits for its re-read: what it reads now is newer than
   // what it sent (a join that replaces the member keeps it, `ChainCore.attach`).
   var hasRereadQueued: Bool { rereadsQueued.load(ordering: .acquiring) != 0 }
@@ -191,6 +194,8 @@ final class TrackedSource: @unchecked Sendable {
   // `@Bound` properties with a watch that counts nothing (chosen from the read before): the read
   // again arms one that counts.
   @exclusivity(unchecked) private var readsAgain = false
+  // That read again is for a change seen coming during the read: a set (`queuedReread`).
+  @exclusivity(unchecked) private var readsAgainForSet = false
   // The next read sends what it reads even when it is the last value (`rereadOtherwise`).
   @exclusivity(unchecked) private var sendsAnyway = false
   // Reads the member's key path again, through `collect` when `collecting`, or takes the value at
@@ -387,7 +392,10 @@ final class TrackedSource: @unchecked Sendable {
   // A read under Observation ended (`ObservationTicket.observing`) that a watch of an older read
   // saw changes coming during, since `count`: the member reads again.
   func readUnderObservation(ended count: Int) {
-    if observedChanges.load(ordering: .sequentiallyConsistent) != count { readsAgain = true }
+    if observedChanges.load(ordering: .sequentiallyConsistent) != count {
+      readsAgain = true
+      readsAgainForSet = true
+    }
   }
 
   #if os(Linux)
@@ -602,6 +610,9 @@ final class TrackedSource: @unchecked Sendable {
   ) {
     noteSet(of: token)  // before the re-read is queued: it may merge into one waiting
     if syncState.load(ordering: .relaxed) != SyncState.done { noteChangeBeforeSync(member) }
+    if rereadsRunning.load(ordering: .acquiring) != 0 {
+      setWhileRereading.store(true, ordering: .releasing)
+    }
     let chain = member.chain
     if work == .begunAfterDrain {
       // What was queued for the chain's actor was delivered first, without writing the member
@@ -633,7 +644,7 @@ final class TrackedSource: @unchecked Sendable {
         coverLatestWatch()
         rereadInDelivery(member, token, value, isDeliveringHere: $0)
       },
-      later: { queuedReread(member) })
+      later: { queuedReread(member, forSet: true) })
   }
 
   // `token` was set: when it is the member's own property's, the next read sends.
@@ -645,10 +656,11 @@ final class TrackedSource: @unchecked Sendable {
 
   // The re-read to queue for `member` where none waits (one waiting is moved last instead,
   // `PendingKey.reread`). While it waits it counts as a change of the member's own, which
-  // deliveries before it do not write over (Docs/Semantics.md, "Threading"). Queued for a set
-  // while another runs or was taken out to run, which may have read that set early, it sends what
-  // it reads unless the chain holds it (Docs/Semantics.md, "Tracked sources").
-  private func queuedReread(_ member: Member, forSet: Bool = true) -> () -> Void {
+  // deliveries before it do not write over (Docs/Semantics.md, "Threading"). After a set made
+  // while another ran or was taken out to run, which may have read that set early (queued for it,
+  // or the first to begin since), it sends what it reads unless the chain holds it
+  // (Docs/Semantics.md, "Tracked sources").
+  private func queuedReread(_ member: Member, forSet: Bool) -> () -> Void {
     let follows =
       forSet
       && (rereadsQueued.load(ordering: .acquiring) != 0
@@ -662,7 +674,8 @@ final class TrackedSource: @unchecked Sendable {
       // Where a test sets what the member reads before the read begins (InterleavingTests).
       SchedulePoint.reach()
       self.coverLatestWatch()
-      if follows { self.readBack(member, asResult: true) } else { self.reread(member, false) }
+      let followsSet = self.setWhileRereading.exchange(false, ordering: .acquiring) || follows
+      if followsSet { self.readBack(member, asResult: true) } else { self.reread(member, false) }
       self.rereadsRunning.subtract(1, ordering: .acquiringAndReleasing)
     }
   }
@@ -733,10 +746,15 @@ final class TrackedSource: @unchecked Sendable {
   }
 
   // Queued, not at once: another thread that keeps changing what the member reads holds no read.
+  // Not when a re-read waits: that one reads after this read anyway, and only a change moves it.
   @inline(never)
   private func readAgainLater(_ member: Member) {
+    let forSet = readsAgainForSet
     readsAgain = false
-    member.chain.queueWork(merging: .reread(of: member)) { queuedReread(member, forSet: false) }
+    readsAgainForSet = false
+    member.chain.queueWork(unlessWaiting: .reread(of: member)) {
+      queuedReread(member, forSet: forSet)
+    }
   }
 
   // A re-read that waited begins, or one a cancelled watch's late call starts: the latest read's
