@@ -165,20 +165,14 @@ final class TrackedSource: @unchecked Sendable {
   // member observes it, the object's end ends the membership, and no sweep need look at the
   // object (`endsWithItsObject`). 0 when none, once it died, or once a read did not observe it.
   private let objectToken: Atomic<UInt>
+  // The queued re-reads (`queuedReread`). Two bytes, before the one-byte fields: a word more
+  // here would grow every tracked member.
+  private let rereads = QueuedRereads()
   // That property was set since the last read.
   private let ownPropertySet = Atomic<Bool>(false)
-  // The re-reads queued and not begun: one waiting in the chain's delivery, one for its actor,
-  // and one taken out to run. A change while one waits moves it last (it reads the latest,
-  // `queuedReread`).
-  private let rereadsQueued = Atomic<Int>(0)
-  // The queued re-reads running (`queuedReread`).
-  private let rereadsRunning = Atomic<Int>(0)
-  // A set was made while a queued re-read ran: the next one to begin sends what it reads unless
-  // the chain holds it (`queuedReread`).
-  private let setWhileRereading = Atomic<Bool>(false)
   // A set of what the member reads waits for its re-read: what it reads now is newer than
   // what it sent (a join that replaces the member keeps it, `ChainCore.attach`).
-  var hasRereadQueued: Bool { rereadsQueued.load(ordering: .acquiring) != 0 }
+  var hasRereadQueued: Bool { rereads.areQueued }
   // Set by the delivering thread while it reads the path back after writing it (an echo).
   @exclusivity(unchecked) var isEchoRead = false
 
@@ -610,9 +604,7 @@ final class TrackedSource: @unchecked Sendable {
   ) {
     noteSet(of: token)  // before the re-read is queued: it may merge into one waiting
     if syncState.load(ordering: .relaxed) != SyncState.done { noteChangeBeforeSync(member) }
-    if rereadsRunning.load(ordering: .acquiring) != 0 {
-      setWhileRereading.store(true, ordering: .releasing)
-    }
+    rereads.noteSet()
     let chain = member.chain
     if work == .begunAfterDrain {
       // What was queued for the chain's actor was delivered first, without writing the member
@@ -661,22 +653,16 @@ final class TrackedSource: @unchecked Sendable {
   // or the first to begin since), it sends what it reads unless the chain holds it
   // (Docs/Semantics.md, "Tracked sources").
   private func queuedReread(_ member: Member, forSet: Bool) -> () -> Void {
-    let follows =
-      forSet
-      && (rereadsQueued.load(ordering: .acquiring) != 0
-        || rereadsRunning.load(ordering: .acquiring) != 0)
-    rereadsQueued.add(1, ordering: .acquiringAndReleasing)
+    let follows = rereads.queue() && forSet
     member.pendingChanges.add(1, ordering: .relaxed)
     return {
-      self.rereadsRunning.add(1, ordering: .acquiringAndReleasing)
-      self.rereadsQueued.subtract(1, ordering: .acquiringAndReleasing)
+      let followsSet = self.rereads.begin() || follows
       member.pendingChanges.subtract(1, ordering: .relaxed)
       // Where a test sets what the member reads before the read begins (InterleavingTests).
       SchedulePoint.reach()
       self.coverLatestWatch()
-      let followsSet = self.setWhileRereading.exchange(false, ordering: .acquiring) || follows
       if followsSet { self.readBack(member, asResult: true) } else { self.reread(member, false) }
-      self.rereadsRunning.subtract(1, ordering: .acquiringAndReleasing)
+      self.rereads.end()
     }
   }
 
@@ -839,6 +825,44 @@ final class TrackedSource: @unchecked Sendable {
     // Not skipped when it looks detached: a sweep on another thread may be ending it, and the
     // registry's lock waits for that, so that its chain has ended when this returns.
     if member.object == nil { member.chain.registry.detach(member) }
+  }
+}
+
+// A tracked member's queued re-reads (`TrackedSource.queuedReread`), in one atomic word of two
+// bytes: how many are queued and not begun (bits 0-6: at most one waits in the chain's queue,
+// one for its actor, one taken out to run), how many run (bits 8-13: one at a time, in the
+// delivery), and whether a set was made while one ran (bit 15), for the next one to begin.
+struct QueuedRereads: ~Copyable, Sendable {
+  private let word = Atomic<UInt16>(0)
+  private static let oneRunning: UInt16 = 0x100
+  private static let setWhileRunning: UInt16 = 0x8000
+
+  var areQueued: Bool { word.load(ordering: .acquiring) & 0x7F != 0 }
+
+  // One more is queued. Whether another was queued or running then.
+  func queue() -> Bool {
+    word.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue & ~Self.setWhileRunning != 0
+  }
+
+  // A queued one begins, and takes the mark, in one step: a set made while it runs marks the
+  // next. Whether a set was made while another ran, since the last began.
+  func begin() -> Bool {
+    var old = word.load(ordering: .relaxed)
+    while true {
+      let new = (old & ~Self.setWhileRunning) &+ Self.oneRunning &- 1
+      let (exchanged, found) = word.weakCompareExchange(
+        expected: old, desired: new, ordering: .acquiringAndReleasing)
+      if exchanged { return old & Self.setWhileRunning != 0 }
+      old = found
+    }
+  }
+
+  func end() { word.wrappingSubtract(Self.oneRunning, ordering: .acquiringAndReleasing) }
+
+  // A set of what the member reads: noted when one runs.
+  func noteSet() {
+    guard word.load(ordering: .acquiring) & 0x3F00 != 0 else { return }
+    word.bitwiseOr(Self.setWhileRunning, ordering: .acquiringAndReleasing)
   }
 }
 
