@@ -46,7 +46,7 @@ enum Bindings {
     // switch reads "rate is 1.0" and writes 1.0 (on) or 0.1 (off), so the slider at exactly 1.0
     // turns the switch on and the switch moves the slider. One chain: no loop, no echo.
     let rate = Bind.inout(lottery, \.winRate)
-      .out(view.rateLabel, \.text, convert: { String(format: "%.1f", $0) })
+      .out(view.rateLabel, \.text, convert: { LotteryViewModel.rateShown(forRate: $0) })
       .out(view.chanceLabel, \.text, convert: { LotteryViewModel.chance(forRate: $0) })
       .inout(view.rateSlider, \.value, on: .valueChanged)
       .inout(
@@ -63,12 +63,13 @@ enum Bindings {
       .out(view.rollingDisplay, key: "roll") { display, code in display.roll(to: code) }
 
     // The winning code: the label, and the text field the user types into. The filter rejects
-    // a 4th digit (or a non-digit), and the field goes back to the last accepted code; then
+    // a 4th digit (or anything else: a digit with an accent or a joiner is not a digit), and
+    // the field goes back to the last accepted code; then
     // `onReject` tells the session, which shows the user why.
     let winCode = Bind.inout(lottery, \.winCode)
       .out(view.winCodeLabel, \.text, convert: { SlotMachine.effectiveWinCode($0) })
       .inout(view.winCodeField, \.text, on: .editingChanged)
-      .filter { $0.count <= 3 && $0.allSatisfy { ("0"..."9").contains($0) } }
+      .filter { SlotMachine.isWinCode($0) }
       .onReject(onWinCodeRejected)
 
     // The outcome: a label (Bool -> String), the lamp (lit when won: negated into isDark), and a

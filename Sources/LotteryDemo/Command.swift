@@ -31,7 +31,7 @@ enum Command: Equatable {
   static let summary: [(usage: String, meaning: String)] = [
     ("help", "show this list"),
     ("draw", "pull the lever: draw the next issue"),
-    ("rate <0…1>", "set the model's win rate (the widgets follow)"),
+    ("rate <0…1>", "set the model's win rate (the widgets follow; draws play whole tenths)"),
     ("remote <0…1>", "set the win rate from a background thread (the operator's console)"),
     ("slide <0…1>", "drag the rate slider"),
     ("switch on|off", "flip the jackpot switch (on: rate 1.0, off: rate 0.1)"),
@@ -48,6 +48,13 @@ enum Command: Equatable {
   ///
   /// - Throws: A ``CommandError`` that says what was expected.
   static func parse(_ line: String) throws(CommandError) -> Command? {
+    // A byte-order mark that an editor put at the start of a command file is not typing.
+    let line = line.hasPrefix("\u{FEFF}") ? String(line.dropFirst()) : line
+    if let hidden = line.unicodeScalars.first(where: isHidden) {
+      throw CommandError(
+        "the line holds an invisible character (\(escaped(hidden))): \(quoted(line));"
+          + " type the command without it")
+    }
     let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
     guard let name = words.first?.lowercased() else { return nil }
     let arguments = Array(words.dropFirst())
@@ -57,6 +64,11 @@ enum Command: Equatable {
       return command
     }
     func oneArgument(expected: String) throws(CommandError) -> String {
+      if arguments.count > 1 {
+        throw CommandError(
+          "'\(name)' takes one argument, \(expected), not \(arguments.count): "
+            + quoted(arguments.joined(separator: " ")))
+      }
       guard arguments.count == 1 else { throw CommandError("'\(name)' takes \(expected)") }
       return arguments[0]
     }
@@ -66,7 +78,8 @@ enum Command: Equatable {
       guard let value = Double(text), value.isFinite, (0.0...1.0).contains(value) else {
         throw CommandError("'\(name)' takes \(expected), not \(quoted(text))")
       }
-      return value
+      // -0 is 0: the rate label would show "-0.0".
+      return value == 0 ? 0 : value
     }
 
     switch name {
@@ -158,6 +171,37 @@ let quotedLimit = 20
 /// - Parameter text: What the user typed.
 /// - Returns: `'text'`, or `'first 20 characters…' (5000 characters)`.
 func quoted(_ text: String) -> String {
-  guard text.count > quotedLimit else { return "'\(text)'" }
-  return "'\(text.prefix(quotedLimit))…' (\(text.count) characters)"
+  guard text.count > quotedLimit else { return "'\(visible(text))'" }
+  return "'\(visible(String(text.prefix(quotedLimit))))…' (\(text.count) characters)"
+}
+
+/// Whether `scalar` shows nothing where it is typed: a control character other than white
+/// space (NUL, escape), or a format character (a zero-width space or joiner, a byte-order mark).
+func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+  switch scalar.properties.generalCategory {
+  case .control: !scalar.properties.isWhitespace
+  case .format: true
+  default: false
+  }
+}
+
+/// `scalar` as a message names it: `U+200B`.
+func escaped(_ scalar: Unicode.Scalar) -> String {
+  let hex = String(scalar.value, radix: 16, uppercase: true)
+  return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+}
+
+/// `text` with every invisible character shown as `<U+200B>`, so that an echo or a message
+/// never sends the terminal an escape sequence and never hides what made a line wrong.
+func visible(_ text: String) -> String {
+  guard text.unicodeScalars.contains(where: isHidden) else { return text }
+  var shown = ""
+  for scalar in text.unicodeScalars {
+    if isHidden(scalar) {
+      shown += "<\(escaped(scalar))>"
+    } else {
+      shown.unicodeScalars.append(scalar)
+    }
+  }
+  return shown
 }

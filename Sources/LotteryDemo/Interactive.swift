@@ -15,7 +15,7 @@ enum Interactive {
         session.say("\n(end of input) Bye.\n")
         return
       }
-      if !input.isTerminal { session.say(line + "\n") }
+      if !input.isTerminal { session.say(visible(line) + "\n") }
       do {
         guard let command = try Command.parse(line) else { continue }
         if !(await session.perform(command)) { return }

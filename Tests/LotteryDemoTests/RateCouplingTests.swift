@@ -40,7 +40,7 @@ import Testing
     #expect(session.view.jackpotSwitch.isOn && session.view.rateSlider.value == 1)
     session.lottery.winRate = 0.99
     #expect(!session.view.jackpotSwitch.isOn)
-    #expect(session.view.rateLabel.text == "1.0")  // "%.1f"
+    #expect(session.view.rateLabel.text == "0.9")  // whole tenths, as the chance
     #expect(session.view.chanceLabel.text == "9 in 10")
   }
 

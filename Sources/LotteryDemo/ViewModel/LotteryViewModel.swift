@@ -25,6 +25,13 @@ final class LotteryViewModel {
     return "\(last ?? "no draw yet"); \(winCode) wins \(Self.chance(forRate: lottery.winRate))"
   }
 
+  /// The rate a draw plays at `rate`, as the rate label shows it: whole tenths, rounded down
+  /// as the draw rule rounds, so that the label always agrees with the chance ("0.9" at 0.99).
+  static func rateShown(forRate rate: Double) -> String {
+    let slots = SlotMachine.winningSlotCount(forRate: rate)
+    return "\(slots / SlotMachine.slotCount).\(slots % SlotMachine.slotCount)"
+  }
+
   /// The chance to win at `rate`, as "3 in 10".
   static func chance(forRate rate: Double) -> String {
     "\(SlotMachine.winningSlotCount(forRate: rate)) in \(SlotMachine.slotCount)"

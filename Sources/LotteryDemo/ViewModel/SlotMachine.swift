@@ -40,6 +40,14 @@ struct SlotMachine {
     return Int(min(max(count, 0), Double(slotCount)))
   }
 
+  /// Whether `code` can be a winning code: at most 3 of the ASCII digits 0 to 9.
+  ///
+  /// Counted in Unicode scalars, not characters: a digit with a combining accent, a keycap or a
+  /// zero-width joiner is one character that looks like a digit, and is not one.
+  static func isWinCode(_ code: String) -> Bool {
+    code.unicodeScalars.count <= 3 && code.unicodeScalars.allSatisfy { ("0"..."9").contains($0) }
+  }
+
   /// The winning code a draw really uses: `code`, or "666" when it is empty.
   static func effectiveWinCode(_ code: String) -> String {
     code.isEmpty ? fallbackWinCode : code
