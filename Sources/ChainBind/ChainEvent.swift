@@ -36,9 +36,11 @@ public struct ChainEvent: Sendable, CustomStringConvertible {
     case changeReceived(from: String, value: String)
     /// The filter at `filter` (in the order filters were added, from 0) rejected a change.
     case filterRejected(filter: Int, value: String)
-    /// After a rejection, the member that made the change got the chain's value back.
+    /// After a rejection, the member that made the change got the chain's value back;
+    /// `value` is what its setter got, converted to its type.
     case reverted(member: String, value: String)
-    /// A receiving member was written.
+    /// A receiving member was written; `value` is what its setter got, converted to its type
+    /// (`true` for a switch in a chain of `Double`s).
     case memberWritten(member: String, value: String)
     /// A receiving member was not written: it already held an equal value.
     case memberSkipped(member: String)

@@ -38,10 +38,72 @@ private final class Source: @unchecked Sendable {
   @Bound var value = 0
 }
 
+/// A switch, written through a conversion.
+private final class Toggle {
+  var isOn = false
+}
+
+/// A text field that sends, for a revert through a conversion.
+private final class Field {
+  @Bound var text = ""
+}
+
 // Docs/Semantics.md, "Tracing": a traced chain hands each event of its delivery to its tracer,
 // in the order things happen; tracing changes no behaviour.
 
 @Suite struct TraceTests {
+  @Test func aWriteShowsTheValueTheSetterGetsAfterConversion() {
+    let model = Model()
+    let toggle = Toggle()
+    let display = Display()
+    var events: [ChainEvent.Kind] = []
+    var lines: [String] = []
+    let chain = Bind.inout(model, \.double)
+      .out(toggle, \.isOn, convert: { $0 == 1.0 })
+      .out(display, \.text)
+      .out(display, \.number, convert: { Int($0 * 10) })
+    chain.trace {
+      events.append($0.kind)
+      lines.append($0.description)
+    }
+    model.double = 1.0
+    #expect(toggle.isOn && display.text == "1.0" && display.number == 10)
+    #expect(
+      events.filter { if case .memberWritten = $0 { true } else { false } } == [
+        .memberWritten(member: "Toggle.isOn", value: "true"),
+        .memberWritten(member: "Display.text", value: "1.0"),
+        .memberWritten(member: "Display.number", value: "10"),
+      ])
+    // A line quotes the values of a chain of `String`s only, as before.
+    #expect(lines.contains("\(chain.code): wrote Toggle.isOn = true"))
+    #expect(lines.contains("\(chain.code): wrote Display.text = 1.0"))
+    #expect(lines.contains("\(chain.code): wrote Display.number = 10"))
+  }
+
+  @Test func aChainOfOptionalsShowsTheUnwrappedValueWritten() {
+    let model = Model()
+    let display = Display()
+    var events: [ChainEvent.Kind] = []
+    let chain = Bind.inout(model, \.optionalString).out(display, \.text, convert: { $0 ?? "-" })
+    chain.trace { events.append($0.kind) }
+    model.optionalString = "501"
+    #expect(display.text == "501")
+    #expect(events.contains(.memberWritten(member: "Display.text", value: "501")))
+  }
+
+  @Test func aRevertShowsTheValueTheSenderGetsBack() {
+    let model = Model()
+    let field = Field()
+    var lines: [String] = []
+    let chain = Bind.inout(model, \.int)
+      .inout(field, \.text, convert: { "\($0)%" }, back: { Int($0.dropLast()) })
+      .filter { $0 < 10 }
+    chain.trace { lines.append($0.description) }
+    field.text = "12%"
+    #expect(field.text == "0%" && model.int == 0)
+    #expect(lines.contains("\(chain.code): reverted Field.text to 0%"))
+  }
+
   @Test func aDeliveryIsTracedInOrder() {
     let model = Model()
     let label = Display()

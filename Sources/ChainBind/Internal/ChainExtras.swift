@@ -16,10 +16,9 @@ class AnyChainExtras {
   // The chain's tracer (Tracing.swift), and what the last traced write did.
   @exclusivity(unchecked) final var tracer: ((ChainEvent) -> Void)?
   @usableFromInline final let writeOutcome = Atomic<UInt8>(0)
-  // The member a traced write is about to write, and the value, told by its write closure
-  // before the setter runs (`AnyChain.traceWriting`).
-  @exclusivity(unchecked) final var pendingWrite:
-    (member: ObjectIdentifier, value: String, reverting: Bool)?
+  // The member a traced write is about to write, and whether it reverts it, for its write
+  // closure to tell before the setter runs (`AnyChain.traceWriting`).
+  @exclusivity(unchecked) final var pendingWrite: (member: ObjectIdentifier, reverting: Bool)?
   // For a traced chain: its code, and its members' names (a key path's description is slow),
   // by member, each kept with its member so that its address names no other.
   @exclusivity(unchecked) final var tracedCode: ChainCode?

@@ -139,7 +139,7 @@ struct MemberThunks<Value, Object: AnyObject, Target> {
       return
     }
     guard member.canWrite(since: pending) else { return }
-    if _slowPath(member.chain.isTraced) { member.chain.traceWriting(member) }
+    if _slowPath(member.chain.isTraced) { member.chain.traceWriting(member, value) }
     member.isWriting = true
     object[keyPath: keyPath] = value
     member.isWriting = false

@@ -74,20 +74,22 @@ extension AnyChain {
   }
 
   // Called by a traced delivery's write closure just before the member's setter runs: the
-  // write is told before what the setter does (a change it makes shows as queued after it).
+  // write is told before what the setter does (a change it makes shows as queued after it),
+  // with the value the setter gets, converted to the member's type.
   @usableFromInline
   @inline(never)
-  final func traceWriting(_ member: Member) {
-    let pending = withLock { held -> (AnyChainExtras, String, Bool)? in
+  final func traceWriting(_ member: Member, _ written: Any) {
+    let pending = withLock { held -> (AnyChainExtras, Bool)? in
       guard let extras = held.extras, let write = extras.pendingWrite,
         write.member == ObjectIdentifier(member)
       else { return nil }
       extras.pendingWrite = nil
-      return (extras, write.value, write.reverting)
+      return (extras, write.reverting)
     }
-    guard let (extras, text, reverting) = pending else { return }
+    guard let (extras, reverting) = pending else { return }
     extras.writeOutcome.store(TracedWrite.traced, ordering: .relaxed)
     let name = tracedName(of: member)
+    let text = describeValue(written)
     trace(
       reverting ? .reverted(member: name, value: text) : .memberWritten(member: name, value: text))
   }
@@ -254,22 +256,22 @@ extension ChainCore {
     }
   }
 
-  // A write, told before the member's setter runs (`traceWriting`), or after the write closure
-  // returns when it ran no setter: skipped, failed, or (`reverting`) a revert.
+  // A write, told before the member's setter runs (`traceWriting`, with the value converted),
+  // or after the write closure returns when it ran no setter: skipped, failed, or
+  // (`reverting`) a revert; those name the chain's value, described only then.
   private func tracedWrite(
     at value: UnsafePointer<Value>, to member: Member, reverting: Bool, extras: AnyChainExtras,
     dead: inout DeadMembers
   ) {
-    let text = describeValue(value.pointee)
     extras.writeOutcome.store(TracedWrite.written, ordering: .relaxed)
-    withLock { held in held.extras?.pendingWrite = (ObjectIdentifier(member), text, reverting) }
+    withLock { held in held.extras?.pendingWrite = (ObjectIdentifier(member), reverting) }
     let deadCount = dead.count
     write(at: value, to: member, dead: &dead)
     withLock { held in held.extras?.pendingWrite = nil }
     let outcome = extras.writeOutcome.load(ordering: .relaxed)
     if reverting {
       if outcome != TracedWrite.traced {
-        trace(.reverted(member: tracedName(of: member), value: text))
+        trace(.reverted(member: tracedName(of: member), value: describeValue(value.pointee)))
       }
       return
     }
@@ -279,9 +281,9 @@ extension ChainCore {
     case TracedWrite.skipped:
       trace(.memberSkipped(member: tracedName(of: member)))
     case TracedWrite.failed:
-      trace(.conversionFailed(member: tracedName(of: member), value: text))
+      trace(.conversionFailed(member: tracedName(of: member), value: describeValue(value.pointee)))
     default:
-      trace(.memberWritten(member: tracedName(of: member), value: text))
+      trace(.memberWritten(member: tracedName(of: member), value: describeValue(value.pointee)))
     }
   }
 
