@@ -204,13 +204,18 @@ private final class Text: @unchecked Sendable {
         split += 1
         continue
       }
+      // The join's first read may still run on a relay; set once it is done, so that this
+      // thread's store does not race with that read of a property that is not thread-safe.
+      guard waitUntilIdle(first) else {
+        Issue.record("the chain did not become idle after the starts")
+        return
+      }
       switch kind {
       case .flat: flat.value = 7
       case .nested: holder.link.value = 7
       case .computed: pair.a = 7
       case .observable: level.value = 7
       }
-      // Delivered by this call, or by a relay when the join's first read was delivering.
       guard waitUntilIdle(first) else {
         Issue.record("the chain did not become idle")
         return
